@@ -1,0 +1,503 @@
+"""The runner: call a retriever once per query with bounded concurrency, timeouts and retries.
+
+This module is pure concurrency. It knows nothing of metrics or document ids: it takes a callable
+``call(text) -> results`` (already adapted, ``limit`` already bound), an iterable of planned
+``(query_id, text)`` pairs and a callback, and hands the callback one :class:`QueryOutcome` per
+query as soon as that query is done, in the event loop's thread.
+
+Two drivers share one set of rules (:class:`RunnerOptions`):
+
+- :func:`run_queries_async` — a fixed pool of ``max_concurrency`` workers in one anyio task group
+  pulls from a single shared iterator, so the runner's overhead does not grow with the number of
+  queries. Async callables are awaited; sync callables run in worker threads under the run's own
+  :class:`anyio.CapacityLimiter`. It runs on asyncio and trio alike.
+- :func:`run_queries_inline` — a plain loop in the caller's thread with no event loop at all, for
+  sync retrievers that must stay on their thread (sqlite, thread-affine indexes).
+
+Failures: an exception that is an instance of ``retry_on`` is retried after a full-jitter
+exponential backoff, up to ``retries`` times; any other exception fails the query at once. With
+``on_error="raise"`` the first failed query stops the run and :class:`QueryError` is raised,
+chained to the original exception; with ``on_error="record"`` the failure travels to the callback
+as a :class:`~ef.evaluation._reports.QueryFailure` and the run goes on. Cancellation,
+``KeyboardInterrupt`` and ``SystemExit`` are never caught, retried or recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from ef.evaluation._reports import QueryFailure
+
+__all__ = [
+    "QueryError",
+    "QueryOutcome",
+    "RunnerOptions",
+    "error_type_name",
+    "run_queries_async",
+    "run_queries_inline",
+]
+
+DEFAULT_SYNC_CONCURRENCY = 1
+DEFAULT_ASYNC_CONCURRENCY = 16
+
+# Exponents past this already exceed any finite ``backoff_max``; capping avoids float overflow.
+_MAX_BACKOFF_EXPONENT = 64
+
+
+def _optional_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{attribute.name} must be a positive integer or None, got {value!r}")
+
+
+def _non_negative_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+
+
+def _is_seconds(value: object, *, allow_zero: bool) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return False
+    return value >= 0 if allow_zero else value > 0
+
+
+def _optional_positive(unit: str) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None and not _is_seconds(value, allow_zero=False):
+            raise ValueError(
+                f"{attribute.name} must be a positive finite number of {unit} or None, "
+                f"got {value!r}"
+            )
+
+    return check
+
+
+def _non_negative_seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not _is_seconds(value, allow_zero=True):
+        raise ValueError(
+            f"{attribute.name} must be a non-negative finite number of seconds, got {value!r}"
+        )
+
+
+def _as_type_tuple(
+    value: type[BaseException] | Iterable[type[BaseException]],
+) -> tuple[type[BaseException], ...]:
+    if isinstance(value, type):
+        return (value,)
+    return tuple(value)
+
+
+def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+    for item in value:
+        if not (isinstance(item, type) and issubclass(item, Exception)):
+            raise ValueError(
+                f"{attribute.name} must hold exception classes deriving from Exception, got "
+                f"{item!r} (cancellation, KeyboardInterrupt and SystemExit are never retried)"
+            )
+
+
+def _on_error_mode(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in ("raise", "record"):
+        raise ValueError(f"{attribute.name} must be 'raise' or 'record', got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RunnerOptions:
+    """How the runner calls the retriever: concurrency, timeout, retries, failures, rate limit.
+
+    Every field is validated on construction (a :class:`ValueError` names the field and the value).
+
+    :param max_concurrency: how many queries may be in flight at once; ``None`` means
+        1 for a sync retriever and 16 for an async one (see :meth:`concurrency_for`).
+    :param timeout: seconds allowed for each attempt, or ``None`` for no limit. A timed-out
+        attempt raises :class:`TimeoutError`, so it is retried under the default ``retry_on``.
+    :param retries: how many times a failed attempt is retried: at most ``retries + 1`` calls.
+    :param retry_on: the exception classes worth retrying; any other exception fails at once.
+    :param on_error: ``"raise"`` stops the run at the first failed query with
+        :class:`QueryError`; ``"record"`` reports the failure and carries on.
+    :param rate_limit: the most requests (attempts) per second, shared by every worker, or
+        ``None``; starts are spaced ``1 / rate_limit`` apart, so the initial burst is one.
+    :param backoff_base: seconds; before retry ``n`` (counting from 1) the runner sleeps a
+        uniform random time in ``[0, min(backoff_max, backoff_base * 2 ** (n - 1))]``.
+    :param backoff_max: the cap on a single backoff sleep, in seconds.
+    :param rng: the random source of the backoff jitter (a fresh :class:`random.Random` per run
+        when ``None``); pass a seeded one for reproducible runs.
+    :raises ValueError: if a field is out of range.
+
+    >>> options = RunnerOptions(timeout=2.0, retries=3)
+    >>> options.concurrency_for(is_async=True), options.concurrency_for(is_async=False)
+    (16, 1)
+    >>> RunnerOptions(retries=-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: retries must be a non-negative integer, got -1
+    """
+
+    max_concurrency: int | None = attrs.field(default=None, validator=_optional_count)
+    timeout: float | None = attrs.field(default=None, validator=_optional_positive("seconds"))
+    retries: int = attrs.field(default=0, validator=_non_negative_count)
+    retry_on: tuple[type[BaseException], ...] = attrs.field(
+        default=(TimeoutError, OSError), converter=_as_type_tuple, validator=_exception_types
+    )
+    on_error: Literal["raise", "record"] = attrs.field(default="raise", validator=_on_error_mode)
+    rate_limit: float | None = attrs.field(
+        default=None, validator=_optional_positive("requests per second")
+    )
+    backoff_base: float = attrs.field(default=0.1, validator=_non_negative_seconds)
+    backoff_max: float = attrs.field(default=10.0, validator=_non_negative_seconds)
+    rng: random.Random | None = attrs.field(
+        default=None,
+        eq=False,
+        repr=False,
+        validator=attrs.validators.optional(attrs.validators.instance_of(random.Random)),
+    )
+
+    def concurrency_for(self, *, is_async: bool) -> int:
+        """The number of workers: ``max_concurrency``, or the default for this kind of call."""
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        return DEFAULT_ASYNC_CONCURRENCY if is_async else DEFAULT_SYNC_CONCURRENCY
+
+    def backoff_delay(self, retry: int, rng: random.Random) -> float:
+        """Full-jitter sleep before retry number ``retry`` (1 for the first retry).
+
+        >>> RunnerOptions(backoff_base=0.5).backoff_delay(3, random.Random(0)) <= 2.0
+        True
+        """
+        exponent = min(retry - 1, _MAX_BACKOFF_EXPONENT)
+        return rng.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0**exponent))
+
+    def should_retry(self, error: Exception, attempts: int) -> bool:
+        """Whether ``error``, raised by attempt number ``attempts``, earns another attempt."""
+        return attempts <= self.retries and isinstance(error, self.retry_on)
+
+
+@attrs.frozen
+class QueryOutcome:
+    """What happened to one query: its results, or the failure that stopped it.
+
+    :param query_id: the planned query.
+    :param results: what the retriever returned, or ``None`` when the query failed.
+    :param failure: the failure (in ``on_error="record"`` mode), or ``None`` on success.
+    :param latency: wall time in seconds from the start of the first attempt to the end of the
+        last one, backoff sleeps included.
+    :param attempts: how many times the retriever was called for this query.
+    """
+
+    query_id: str
+    results: Any | None
+    failure: QueryFailure | None
+    latency: float
+    attempts: int
+
+
+def error_type_name(error: BaseException) -> str:
+    """The name recorded for ``error``'s type: bare for built-ins, else ``module.QualName``.
+
+    >>> error_type_name(TimeoutError())
+    'TimeoutError'
+    >>> import json
+    >>> error_type_name(json.JSONDecodeError("Expecting value", "", 0))
+    'json.decoder.JSONDecodeError'
+    """
+    cls = type(error)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _failure(query_id: str, error: BaseException, attempts: int) -> QueryFailure:
+    return QueryFailure(
+        query_id=query_id, error_type=error_type_name(error), message=str(error), attempts=attempts
+    )
+
+
+class QueryError(RuntimeError):
+    """A query failed after every attempt in ``on_error="raise"`` mode.
+
+    The message names the query, the attempts and the last error; ``__cause__`` is the original
+    exception, and :attr:`failure` holds the same facts as a :class:`QueryFailure`.
+
+    >>> error = QueryError(QueryFailure("q7", "TimeoutError", "too slow", 3))
+    >>> str(error), error.query_id
+    ("retrieval failed for query 'q7' after 3 attempts: TimeoutError: too slow", 'q7')
+    """
+
+    def __init__(self, failure: QueryFailure) -> None:
+        super().__init__(failure)
+        self.failure = failure
+
+    @property
+    def query_id(self) -> str:
+        """The id of the query that failed."""
+        return self.failure.query_id
+
+    def __str__(self) -> str:
+        failure = self.failure
+        attempts = "1 attempt" if failure.attempts == 1 else f"{failure.attempts} attempts"
+        error = failure.error_type + (f": {failure.message}" if failure.message else "")
+        return f"retrieval failed for query {failure.query_id!r} after {attempts}: {error}"
+
+
+class _AsyncPacer:
+    """Spaces attempt starts ``1 / rate`` apart on the event loop clock, across all workers."""
+
+    def __init__(self, rate: float) -> None:
+        self._interval = 1.0 / rate
+        self._next_start = -math.inf
+        # FIFO-fair, so waiting workers take turns; held while sleeping to serialise the starts.
+        self._lock = anyio.Lock()
+
+    async def wait(self) -> None:
+        async with self._lock:
+            delay = self._next_start - anyio.current_time()
+            if delay > 0:
+                await anyio.sleep(delay)
+            self._next_start = anyio.current_time() + self._interval
+
+
+class _AsyncRun:
+    """The state of one :func:`run_queries_async` call, shared by its workers."""
+
+    def __init__(
+        self,
+        call: Callable[[str], Any],
+        planned: Iterator[tuple[str, str]],
+        options: RunnerOptions,
+        on_outcome: Callable[[QueryOutcome], object],
+        *,
+        is_async: bool,
+        concurrency: int,
+    ) -> None:
+        self._call = call
+        self._planned = planned
+        self._options = options
+        self._on_outcome = on_outcome
+        self._invoke = self._await_call if is_async else self._call_in_thread
+        # Our own limiter: the default one (40 threads) would cap max_concurrency silently.
+        self._limiter = None if is_async else anyio.CapacityLimiter(concurrency)
+        self._pacer = _AsyncPacer(options.rate_limit) if options.rate_limit else None
+        self._rng = options.rng or random.Random()
+        self._scope: anyio.CancelScope | None = None
+        self._stopping = False
+        self.fatal: BaseException | None = None
+
+    async def run(self, concurrency: int) -> None:
+        async with anyio.create_task_group() as group:
+            self._scope = group.cancel_scope
+            for _ in range(concurrency):
+                group.start_soon(self._worker)
+
+    def _stop(self, error: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = error
+        self._stopping = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _worker(self) -> None:
+        try:
+            for query_id, text in self._planned:
+                outcome = await self._fetch(query_id, text)
+                if outcome is None:
+                    return
+                self._on_outcome(outcome)
+                if self._stopping:
+                    return
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as error:
+            # Carried out of the task group by hand so the caller sees it bare, not wrapped in
+            # an ExceptionGroup; run_queries_async re-raises it once every worker has stopped.
+            self._stop(error)
+
+    async def _fetch(self, query_id: str, text: str) -> QueryOutcome | None:
+        options = self._options
+        attempts = 0
+        started = 0.0
+        while True:
+            await self._before_attempt()
+            if attempts == 0:
+                started = time.perf_counter()
+            attempts += 1
+            try:
+                results = await self._attempt(text)
+            except Exception as caught:
+                error = caught
+            else:
+                return QueryOutcome(
+                    query_id, results, None, time.perf_counter() - started, attempts
+                )
+            if options.should_retry(error, attempts):
+                await anyio.sleep(options.backoff_delay(attempts, self._rng))
+                continue
+            if options.on_error == "raise":
+                query_error = QueryError(_failure(query_id, error, attempts))
+                query_error.__cause__ = error
+                self._stop(query_error)
+                return None
+            failure = _failure(query_id, error, attempts)
+            return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
+
+    async def _before_attempt(self) -> None:
+        # A worker resuming from a finished call runs until its next await even after the run
+        # was cancelled (by us or by an outer scope): check first, so no new call ever starts.
+        if self._stopping or anyio.current_effective_deadline() <= anyio.current_time():
+            await anyio.sleep_forever()
+        if self._pacer is not None:
+            await self._pacer.wait()
+
+    async def _attempt(self, text: str) -> Any:
+        timeout = self._options.timeout
+        if timeout is None:
+            return await self._invoke(text)
+        with anyio.move_on_after(timeout):
+            return await self._invoke(text)
+        raise TimeoutError(f"the retriever gave no answer within the {timeout:g} s timeout")
+
+    async def _await_call(self, text: str) -> Any:
+        return await self._call(text)
+
+    async def _call_in_thread(self, text: str) -> Any:
+        # On cancellation (a timeout, raise mode, an outer scope) the thread is abandoned: it
+        # runs to completion in the background and its result is dropped. Threads cannot be
+        # killed, so a hung sync retriever keeps its thread until it returns.
+        return await anyio.to_thread.run_sync(
+            self._call, text, limiter=self._limiter, abandon_on_cancel=True
+        )
+
+
+async def run_queries_async(
+    call: Callable[[str], Any],
+    planned: Iterable[tuple[str, str]],
+    options: RunnerOptions,
+    on_outcome: Callable[[QueryOutcome], object],
+    *,
+    is_async: bool,
+) -> None:
+    """Run ``call`` for every planned query with a fixed pool of workers; report each outcome.
+
+    ``options.concurrency_for(is_async)`` workers share one iterator over ``planned`` (consumed
+    lazily), so memory and scheduling cost stay flat however many queries there are. Each worker
+    calls ``call(text)`` — awaited when ``is_async``, otherwise run in a worker thread — and hands
+    the :class:`QueryOutcome` to ``on_outcome`` in the event loop's thread as soon as the query is
+    done, successes and recorded failures alike, exactly once per query.
+
+    A sync ``call`` that times out or is cancelled is *abandoned*, not killed: its thread runs on
+    in the background and whatever it returns is dropped.
+
+    On the first failed query in ``on_error="raise"`` mode, and on any exception from
+    ``planned`` or ``on_outcome``, the other workers are cancelled, no further call starts, and
+    the error is raised bare (never an ExceptionGroup). Cancelling the caller (an outer
+    :func:`anyio.move_on_after`, ``KeyboardInterrupt``) stops every worker promptly.
+
+    :param call: the adapted retriever, ``call(text) -> results`` (or an awaitable of them).
+    :param planned: ``(query_id, text)`` pairs, in any iterable.
+    :param options: the concurrency, timeout, retry, rate and failure rules.
+    :param on_outcome: called once per finished query, from the event loop's thread.
+    :param is_async: whether ``call`` returns an awaitable.
+    :raises QueryError: a query failed in ``on_error="raise"`` mode; ``__cause__`` is the
+        original exception.
+
+    >>> import anyio
+    >>> async def search(text):
+    ...     await anyio.sleep(0.01)
+    ...     return text.upper()
+    >>> outcomes = []
+    >>> async def main():
+    ...     planned = [("q1", "hello"), ("q2", "world")]
+    ...     await run_queries_async(search, planned, RunnerOptions(), outcomes.append,
+    ...                             is_async=True)
+    >>> anyio.run(main)
+    >>> sorted((outcome.query_id, outcome.results) for outcome in outcomes)
+    [('q1', 'HELLO'), ('q2', 'WORLD')]
+    """
+    concurrency = options.concurrency_for(is_async=is_async)
+    run = _AsyncRun(
+        call, iter(planned), options, on_outcome, is_async=is_async, concurrency=concurrency
+    )
+    await run.run(concurrency)
+    if run.fatal is not None:
+        error, run.fatal = run.fatal, None
+        raise error
+
+
+def run_queries_inline(
+    call: Callable[[str], Any],
+    planned: Iterable[tuple[str, str]],
+    options: RunnerOptions,
+    on_outcome: Callable[[QueryOutcome], object],
+) -> None:
+    """Run a sync ``call`` for every planned query, one at a time, in the caller's thread.
+
+    No event loop and no thread is involved, so retrievers bound to their thread keep working.
+    Retries, backoff (:func:`time.sleep`), the rate limit and ``on_error`` behave as in
+    :func:`run_queries_async`; a call cannot be interrupted here, so ``options.timeout`` must be
+    ``None`` and ``max_concurrency`` ``None`` or 1.
+
+    :param call: the adapted sync retriever, ``call(text) -> results``.
+    :param planned: ``(query_id, text)`` pairs, in any iterable.
+    :param options: the retry, rate and failure rules.
+    :param on_outcome: called once per finished query.
+    :raises ValueError: if ``options`` asks for a timeout or for concurrency above 1.
+    :raises QueryError: a query failed in ``on_error="raise"`` mode; ``__cause__`` is the
+        original exception.
+
+    >>> outcomes = []
+    >>> run_queries_inline(str.upper, [("q1", "hello")], RunnerOptions(), outcomes.append)
+    >>> outcomes[0].query_id, outcomes[0].results, outcomes[0].attempts
+    ('q1', 'HELLO', 1)
+    """
+    if options.timeout is not None:
+        raise ValueError(
+            f"timeout={options.timeout!r} needs worker threads: a call in the caller's own "
+            "thread cannot be interrupted; use run_queries_async for timeouts"
+        )
+    if options.concurrency_for(is_async=False) != 1:
+        raise ValueError(
+            f"max_concurrency={options.max_concurrency!r}: inline runs take one query at a "
+            "time; use run_queries_async for concurrency"
+        )
+    rng = options.rng or random.Random()
+    interval = 1.0 / options.rate_limit if options.rate_limit else 0.0
+    next_start = -math.inf
+    for query_id, text in planned:
+        attempts = 0
+        started = 0.0
+        while True:
+            if interval:
+                delay = next_start - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                next_start = time.monotonic() + interval
+            if attempts == 0:
+                started = time.perf_counter()
+            attempts += 1
+            try:
+                results = call(text)
+            except Exception as caught:
+                error = caught
+            else:
+                on_outcome(
+                    QueryOutcome(query_id, results, None, time.perf_counter() - started, attempts)
+                )
+                break
+            if options.should_retry(error, attempts):
+                time.sleep(options.backoff_delay(attempts, rng))
+                continue
+            failure = _failure(query_id, error, attempts)
+            if options.on_error == "raise":
+                raise QueryError(failure) from error
+            on_outcome(
+                QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
+            )
+            break
