@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -19,6 +19,24 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     high = min(low + 1, len(sorted_values) - 1)
     weight = position - low
     return sorted_values[low] * (1.0 - weight) + sorted_values[high] * weight
+
+
+def _int_tuple(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
+def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _failure_tuple(values: Iterable[QueryFailure]) -> tuple[QueryFailure, ...]:
+    return tuple(values)
+
+
+def _sample_tuple(
+    values: Iterable[dict[str, float | None]],
+) -> tuple[dict[str, float | None], ...]:
+    return tuple(values)
 
 
 @attrs.frozen
@@ -63,10 +81,12 @@ class RetrievalEvalReport:
     metrics: dict[str, float]
     per_query: dict[str, dict[str, float]]
     n_queries: int
-    k_values: tuple[int, ...] = attrs.field(converter=tuple)
+    k_values: tuple[int, ...] = attrs.field(converter=_int_tuple)
     skipped: dict[str, str] = attrs.field(factory=dict, kw_only=True)
-    short_rankings: tuple[str, ...] = attrs.field(default=(), converter=tuple, kw_only=True)
-    failures: tuple[QueryFailure, ...] = attrs.field(default=(), converter=tuple, kw_only=True)
+    short_rankings: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, kw_only=True)
+    failures: tuple[QueryFailure, ...] = attrs.field(
+        default=(), converter=_failure_tuple, kw_only=True
+    )
     latency: dict[str, float] = attrs.field(factory=dict, kw_only=True)
     manifest: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
 
@@ -134,7 +154,7 @@ class RagEvalReport:
     coverage: dict[str, int]
     n_samples: int
     per_sample: tuple[dict[str, float | None], ...] = attrs.field(
-        default=(), converter=tuple, kw_only=True
+        default=(), converter=_sample_tuple, kw_only=True
     )
 
     def to_dict(self) -> dict[str, Any]:

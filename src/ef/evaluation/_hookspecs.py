@@ -1,0 +1,50 @@
+"""The hooks a plugin implements (pluggy project ``ef.evaluation``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+__all__ = ["PROJECT", "hookimpl", "hookspec"]
+
+PROJECT = "ef.evaluation"
+"""The pluggy project name, and the entry-point group plugins are installed under."""
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+"""The marker plugin authors put on their hook functions: ``@hookimpl``."""
+
+
+@hookspec
+def ef_evaluation_register_metrics(register: Callable[..., None]) -> None:
+    """Register retrieval metrics: ``register(name, fn, *, all_cutoffs, cutoff, description)``.
+
+    ``fn(ranked, relevant, k) -> float``; ``all_cutoffs(summary, ks) -> [float, ...]`` optionally
+    gives every cutoff at once from the scoring core's ``RankingSummary``; ``cutoff=False`` marks
+    a metric reported without ``@k``, called as ``fn(ranked, relevant)`` on the whole ranking.
+    """
+
+
+@hookspec
+def ef_evaluation_register_rag_metrics(register: Callable[..., None]) -> None:
+    """Register RAG metrics through ``register(name, fn, *, description)``.
+
+    ``fn(sample) -> float``, or ``None`` when the metric does not apply to that sample.
+    """
+
+
+@hookspec
+def ef_evaluation_register_dataset_readers(register: Callable[..., None]) -> None:
+    """Register dataset readers: ``register(name, reader, *, description="")``."""
+
+
+@hookspec(firstresult=True)
+def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
+    """Turn ``retriever`` into ``fn(query, limit) -> results`` (sync or async), or return None."""
+
+
+@hookspec(firstresult=True)
+def ef_evaluation_doc_id_getter(result_type: type) -> Callable[[Any], str] | None:
+    """Return a function mapping one result of ``result_type`` to its source doc id, or None."""

@@ -1,0 +1,372 @@
+"""The retrieval entry points: evaluate_retrieval, evaluate_retrieval_async, evaluate_run."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import anyio
+import anyio.from_thread
+from ef.evaluation._trec import rank_by_score
+
+from ef.evaluation._adapters import PreparedRetriever, prepare_retriever, to_doc_ids
+from ef.evaluation._collector import Collector, Progress, fingerprint
+from ef.evaluation._reports import RetrievalEvalReport
+from ef.evaluation._runner import (
+    QueryOutcome,
+    RunnerOptions,
+    run_queries_async,
+    run_queries_inline,
+)
+from ef.evaluation._types import Qrels, Queries, Run
+
+__all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
+
+DEFAULT_K_VALUES = (1, 5, 10, 100)
+DEFAULT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
+
+
+class _Evaluation:
+    """One evaluation of a retriever: the collector, the prepared retriever, runner options."""
+
+    def __init__(
+        self,
+        retriever: Any,
+        qrels: Qrels,
+        queries: Queries,
+        *,
+        k_values: Sequence[int],
+        metrics: Sequence[str],
+        limit: int | None,
+        options: RunnerOptions,
+        progress: Callable[[Progress], None] | None,
+        ignore_identical_ids: bool,
+    ) -> None:
+        self.collector = Collector(
+            qrels,
+            queries,
+            k_values=k_values,
+            metrics=metrics,
+            progress=progress,
+            ignore_identical_ids=ignore_identical_ids,
+            parameters={},
+        )
+        if limit is None:
+            limit = self.collector.max_k
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
+        self.limit = limit
+        self.queries = queries
+        self.options = options
+        self.prepared: PreparedRetriever = prepare_retriever(retriever, limit)
+        self.collector.parameters.update(
+            limit=limit,
+            max_concurrency=options.max_concurrency,
+            timeout=options.timeout,
+            retries=options.retries,
+            retry_on=[f"{e.__module__}.{e.__qualname__}" for e in options.retry_on],
+            on_error=options.on_error,
+            rate_limit=options.rate_limit,
+        )
+
+    def planned(self) -> Iterable[tuple[str, str]]:
+        queries = self.queries
+        return ((query_id, queries[query_id]) for query_id in self.collector.planned)
+
+    def accept(self, outcome: QueryOutcome) -> None:
+        if outcome.failure is not None:
+            self.collector.add_failure(outcome.failure, outcome.latency)
+            return
+        results = outcome.results if outcome.results is not None else []
+        retrieved = len(results) if hasattr(results, "__len__") else None
+        ranked = to_doc_ids(results, self.limit)
+        self.collector.add_ranking(
+            outcome.query_id,
+            ranked,
+            unique=True,
+            retrieved=retrieved,
+            limit=self.limit,
+            latency=outcome.latency,
+        )
+
+    async def run_async(self) -> None:
+        await run_queries_async(
+            self.prepared.call,
+            self.planned(),
+            self.options,
+            self.accept,
+            is_async=self.prepared.is_async,
+        )
+
+    def report(self) -> RetrievalEvalReport:
+        queries = self.queries
+        return self.collector.report(
+            {
+                "retriever": self.prepared.name,
+                "fingerprints": {
+                    "qrels": self.collector.manifest({})["fingerprints"]["qrels"],
+                    "queries": fingerprint({q: queries[q] for q in self.collector.planned}),
+                },
+            }
+        )
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+            return True
+        except RuntimeError:
+            pass
+    return False
+
+
+def _options(
+    max_concurrency: int | None,
+    timeout: float | None,
+    retries: int,
+    retry_on: tuple[type[BaseException], ...],
+    on_error: Literal["raise", "record"],
+    rate_limit: float | None,
+) -> RunnerOptions:
+    return RunnerOptions(
+        max_concurrency=max_concurrency,
+        timeout=timeout,
+        retries=retries,
+        retry_on=tuple(retry_on),
+        on_error=on_error,
+        rate_limit=rate_limit,
+    )
+
+
+def evaluate_retrieval(
+    retriever: Any,
+    qrels: Qrels,
+    queries: Queries,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    limit: int | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    retries: int = 0,
+    retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
+    on_error: Literal["raise", "record"] = "raise",
+    rate_limit: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    ignore_identical_ids: bool = False,
+) -> RetrievalEvalReport:
+    """Score a retriever against a BEIR-shaped evaluation set.
+
+    For every query judged in ``qrels``, the ``retriever`` is run, its results are mapped back
+    to *source document ids* (``_result_doc_id()``, de-duplicated to the best rank per source),
+    and each requested metric is computed at each cutoff in ``k_values``. The report holds the
+    mean of each ``"<metric>@<k>"`` over all scored queries — primary metric **NDCG@10**.
+
+    The natural pairing with ``ingest()``::
+
+        corpus, queries, qrels = read_beir("path/to/beir/dataset")
+        index = ingest(corpus, embedder="st:all-MiniLM-L6-v2")
+        report = evaluate_retrieval(index, qrels, queries)
+        report.primary  # mean NDCG@10
+
+    Aggregation, precisely: a query is scored when it has at least one positive judgement and a
+    text in ``queries``; the others are listed in ``report.skipped`` with the reason (trec_eval
+    would count a query without positives as 0). A scored query whose retriever returns nothing
+    scores 0 (trec_eval ``-c``). Means are plain averages over the scored queries, summed in the
+    order of ``qrels``. ``report.short_rankings`` lists the queries whose de-duplicated ranking
+    came out shorter than the largest cutoff although the retriever returned ``limit`` results.
+
+    Concurrency: a sync retriever runs inline in the caller's thread, with no event loop, when
+    ``max_concurrency`` is 1 (its default for a sync retriever) and there is no ``timeout``;
+    otherwise in worker threads — a call that times out is abandoned, not killed (Python cannot
+    kill a thread), and keeps its thread until it returns. An async retriever (default
+    concurrency 16) runs under ``anyio.run``; called inside a running event loop (Jupyter, an
+    app), the evaluation runs on a fresh loop in another thread, so a client bound to the
+    caller's loop must use ``await evaluate_retrieval_async(...)`` instead.
+
+    :param retriever: what answers a query — a ``SearchableCorpus``, a ``SourceManager``, or any
+        callable ``query -> ranked results`` (sync or async; ``limit=`` is passed when it accepts
+        it, otherwise its results are truncated). Results may be ``SearchHit``\\ s,
+        ``Segment``\\ s or bare doc-id strings; plugins add more.
+    :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``. Queries with no
+        positive judgement are skipped.
+    :param queries: the query texts — ``{query_id: query_text}``. A judged query absent here
+        cannot be run and is skipped.
+    :param k_values: the rank cutoffs to evaluate at.
+    :param metrics: which metrics to compute — any of ``ndcg`` / ``recall`` / ``precision`` /
+        ``mrr`` / ``map``, or a plugin's.
+    :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
+        it when sources segment into many pieces (de-duplication to source level can otherwise
+        shorten the ranking).
+    :param max_concurrency: queries in flight at once; ``None`` is 1 for a sync retriever and 16
+        for an async one.
+    :param timeout: seconds allowed per attempt, or ``None``.
+    :param retries: extra attempts after a failure of a ``retry_on`` type, with full-jitter
+        exponential backoff.
+    :param retry_on: the exception types worth retrying.
+    :param on_error: ``"raise"`` stops at the first failed query (the error names it and chains
+        the cause); ``"record"`` keeps a ``QueryFailure`` in ``report.failures``, leaves the query
+        out of the means and warns that the evaluation is incomplete.
+    :param rate_limit: at most this many requests per second, over all workers.
+    :param progress: called with a :class:`Progress` after each query.
+    :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default
+        for some datasets; off here).
+    :returns: a :class:`RetrievalEvalReport`.
+    :raises ValueError: for an unknown metric name, or if no query can be scored.
+
+    >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}
+    >>> queries = {'q1': 'alpha', 'q2': 'beta'}
+    >>> def retriever(query, *, limit=10):
+    ...     return {'alpha': ['d1', 'd2'], 'beta': ['d1', 'd2']}[query][:limit]
+    >>> report = evaluate_retrieval(retriever, qrels, queries, k_values=(1, 2))
+    >>> report.metrics['recall@2'], report.n_queries
+    (1.0, 2)
+    """
+    evaluation = _Evaluation(
+        retriever,
+        qrels,
+        queries,
+        k_values=k_values,
+        metrics=metrics,
+        limit=limit,
+        options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        progress=progress,
+        ignore_identical_ids=ignore_identical_ids,
+    )
+    inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
+    if inline:
+        run_queries_inline(
+            evaluation.prepared.call, evaluation.planned(), evaluation.options, evaluation.accept
+        )
+    elif _in_event_loop():
+        with anyio.from_thread.start_blocking_portal() as portal:
+            portal.call(evaluation.run_async)
+    else:
+        anyio.run(evaluation.run_async)
+    return _finish(evaluation)
+
+
+async def evaluate_retrieval_async(
+    retriever: Any,
+    qrels: Qrels,
+    queries: Queries,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    limit: int | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,  # noqa: ASYNC109 - a per-attempt limit, applied inside
+    retries: int = 0,
+    retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
+    on_error: Literal["raise", "record"] = "raise",
+    rate_limit: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    ignore_identical_ids: bool = False,
+) -> RetrievalEvalReport:
+    """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
+
+    The same evaluation as :func:`evaluate_retrieval` — same parameters, same report, same
+    numbers — awaited instead of blocking. A fixed pool of ``max_concurrency`` workers pulls
+    queries from one plan; each query is scored as its result arrives. Sync retrievers run in
+    worker threads; a call that times out is abandoned, not killed. Cancelling the caller (an
+    outer ``move_on_after``, KeyboardInterrupt) stops the evaluation promptly.
+
+    >>> import anyio
+    >>> async def retriever(query, *, limit=10):
+    ...     return {'alpha': ['d1', 'd2'], 'beta': ['d2']}[query][:limit]
+    >>> report = anyio.run(lambda: evaluate_retrieval_async(
+    ...     retriever, {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}, {'q1': 'alpha', 'q2': 'beta'},
+    ...     k_values=(1,), max_concurrency=2))
+    >>> report.metrics['ndcg@1']
+    1.0
+    """
+    evaluation = _Evaluation(
+        retriever,
+        qrels,
+        queries,
+        k_values=k_values,
+        metrics=metrics,
+        limit=limit,
+        options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        progress=progress,
+        ignore_identical_ids=ignore_identical_ids,
+    )
+    await evaluation.run_async()
+    return _finish(evaluation)
+
+
+def _finish(evaluation: _Evaluation) -> RetrievalEvalReport:
+    report = evaluation.report()
+    if report.failures:
+        warnings.warn(
+            f"the evaluation is incomplete: {len(report.failures)} of "
+            f"{len(evaluation.collector.planned)} queries failed and are left out of the means "
+            "(see report.failures)",
+            IncompleteEvaluationWarning,
+            stacklevel=3,
+        )
+    return report
+
+
+class IncompleteEvaluationWarning(UserWarning):
+    """Some queries failed and were left out of the means (``on_error="record"``)."""
+
+
+def evaluate_run(
+    run: Run,
+    qrels: Qrels,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    ignore_identical_ids: bool = False,
+) -> RetrievalEvalReport:
+    """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
+
+    ``run`` is ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``; scored runs
+    are put in trec_eval's order (score descending, ties by doc id descending). The same scoring
+    core and aggregation rule as :func:`evaluate_retrieval`: every query in ``qrels`` with a
+    positive judgement is scored, and a judged query missing from the run scores 0; queries in
+    the run but not in ``qrels`` are ignored, as trec_eval does.
+
+    :param run: the rankings or scores per query.
+    :param qrels: the relevance judgements.
+    :param k_values: the rank cutoffs.
+    :param metrics: metric names (built-in or plugin).
+    :param ignore_identical_ids: drop doc ids equal to the query id.
+    :raises ValueError: for an unknown metric name, or if no query can be scored.
+
+    >>> report = evaluate_run(
+    ...     {'q1': {'d1': 0.9, 'd2': 0.4}, 'q2': ['d9', 'd3']},
+    ...     {'q1': {'d2': 1.0}, 'q2': {'d3': 1.0}}, k_values=(2,), metrics=('mrr',))
+    >>> report.metrics['mrr@2']
+    0.5
+    """
+    collector = Collector(
+        qrels,
+        None,
+        k_values=k_values,
+        metrics=metrics,
+        parameters={},
+        ignore_identical_ids=ignore_identical_ids,
+    )
+    add = collector.add_ranking
+    empty: list[str] = []
+    for query_id in collector.planned:
+        entry = run.get(query_id)
+        if entry is None:
+            add(query_id, empty, unique=True)
+        elif isinstance(entry, Mapping):
+            add(query_id, rank_by_score(entry), unique=True)
+        else:
+            add(query_id, entry)
+    return collector.report({"run": {"queries": len(run)}})

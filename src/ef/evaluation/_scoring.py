@@ -1,0 +1,235 @@
+"""The scoring core: one pass per query, then every metric at every cutoff read off it.
+
+The pass (:func:`summarize`) finds where the relevant documents landed in the ranking — that is
+all the built-in metrics depend on — so scoring a query costs about the number of relevant
+documents, not the length of the ranking. Each metric's all-cutoffs form then reads its values
+at every requested cutoff off the same :class:`RankingSummary`; plugin metrics that only have a
+per-k function are called once per cutoff.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ef.evaluation._metrics import check_cutoff
+
+if TYPE_CHECKING:
+    from ef.evaluation._plugins import RetrievalMetric
+
+__all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize"]
+
+_LOG2: list[float] = []
+
+
+def log2_table(n: int) -> list[float]:
+    """``[log2(2), log2(3), …]`` with at least ``n`` entries: the DCG discount of rank ``i``."""
+    if len(_LOG2) < n:
+        _LOG2.extend(math.log2(i + 2) for i in range(len(_LOG2), max(n, 2 * len(_LOG2))))
+    return _LOG2
+
+
+class RankingSummary:
+    """What one pass over a query's ranking learns.
+
+    :ivar ranked: the de-duplicated ranking (first occurrence of an id wins).
+    :ivar relevant: the query's judgements, ``{doc_id: grade}``.
+    :ivar positions: 0-based ranks of the retrieved relevant (grade > 0) ids, ascending.
+    :ivar gains: the grades of those ids, aligned with ``positions``.
+    :ivar ideal_gains: every positive grade in ``relevant``, descending (the ideal ranking).
+    :ivar n_relevant: ``R``, the number of relevant ids, retrieved or not.
+    """
+
+    __slots__ = ("gains", "ideal_gains", "n_relevant", "positions", "ranked", "relevant")
+
+    def __init__(
+        self,
+        ranked: Sequence[str],
+        relevant: Mapping[str, float],
+        positions: list[int],
+        gains: list[float],
+        ideal_gains: list[float],
+    ) -> None:
+        self.ranked = ranked
+        self.relevant = relevant
+        self.positions = positions
+        self.gains = gains
+        self.ideal_gains = ideal_gains
+        self.n_relevant = len(ideal_gains)
+
+
+def relevant_grades(relevant: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The ``(doc_id, grade)`` pairs with a positive grade, in judgement order."""
+    return [(doc_id, grade) for doc_id, grade in relevant.items() if grade > 0]
+
+
+def summarize(
+    ranked: Sequence[str],
+    relevant: Mapping[str, float],
+    *,
+    unique: bool = False,
+    positives: list[tuple[str, float]] | None = None,
+) -> RankingSummary:
+    """One pass over ``ranked``: where did the relevant ids land?
+
+    :param ranked: doc ids, best first.
+    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant.
+    :param unique: promise that ``ranked`` holds no repeated id (skips the check).
+    :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
+    """
+    if not unique and len(set(ranked)) != len(ranked):
+        ranked = list(dict.fromkeys(ranked))
+    if positives is None:
+        positives = relevant_grades(relevant)
+    found: list[tuple[int, float]] = []
+    if positives:
+        n = len(ranked)
+        if len(positives) * 16 <= n:
+            # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop.
+            index = ranked.index
+            for doc_id, grade in positives:
+                try:
+                    found.append((index(doc_id), grade))
+                except ValueError:
+                    pass
+        else:
+            where = dict(zip(ranked, range(n), strict=False))
+            for doc_id, grade in positives:
+                position = where.get(doc_id)
+                if position is not None:
+                    found.append((position, grade))
+        found.sort()
+    ideal = sorted((grade for _, grade in positives), reverse=True)
+    return RankingSummary(ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal)
+
+
+# The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
+
+
+def ndcg_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
+    """nDCG at every cutoff in ``ks`` (trec_eval ``ndcg_cut``)."""
+    ideal = summary.ideal_gains
+    if not ideal:
+        return [0.0] * len(ks)
+    log2 = log2_table(max(ks[-1], len(ideal)))
+    positions, gains = summary.positions, summary.gains
+    n_found, n_ideal = len(positions), len(ideal)
+    out: list[float] = []
+    dcg = idcg = 0.0
+    j = i = 0
+    for k in ks:
+        while j < n_found and positions[j] < k:
+            dcg += gains[j] / log2[positions[j]]
+            j += 1
+        while i < n_ideal and i < k:
+            idcg += ideal[i] / log2[i]
+            i += 1
+        out.append(dcg / idcg)
+    return out
+
+
+def _hits_at(positions: list[int], ks: Sequence[int]) -> list[int]:
+    out: list[int] = []
+    j, n = 0, len(positions)
+    for k in ks:
+        while j < n and positions[j] < k:
+            j += 1
+        out.append(j)
+    return out
+
+
+def recall_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
+    """Recall at every cutoff in ``ks`` (trec_eval ``recall``)."""
+    n_relevant = summary.n_relevant
+    if n_relevant == 0:
+        return [0.0] * len(ks)
+    return [hits / n_relevant for hits in _hits_at(summary.positions, ks)]
+
+
+def precision_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
+    """Precision at every cutoff in ``ks``, always divided by k (trec_eval ``P``)."""
+    return [hits / k for hits, k in zip(_hits_at(summary.positions, ks), ks, strict=True)]
+
+
+def mrr_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
+    """Reciprocal rank within every cutoff in ``ks`` (trec_eval ``recip_rank`` on the cut run)."""
+    if not summary.positions:
+        return [0.0] * len(ks)
+    first = summary.positions[0]
+    value = 1.0 / (first + 1)
+    return [value if first < k else 0.0 for k in ks]
+
+
+def map_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
+    """Average precision cut at every cutoff in ``ks``, divided by R (trec_eval ``map_cut``)."""
+    n_relevant = summary.n_relevant
+    if n_relevant == 0:
+        return [0.0] * len(ks)
+    positions = summary.positions
+    out: list[float] = []
+    total = 0.0
+    j, n = 0, len(positions)
+    for k in ks:
+        while j < n and positions[j] < k:
+            j += 1
+            total += j / (positions[j - 1] + 1)
+        out.append(total / n_relevant)
+    return out
+
+
+class ScoringPlan:
+    """Which values to compute for each query, compiled once per evaluation.
+
+    :param metrics: the metrics to compute, in report order.
+    :param k_values: the cutoffs; validated, de-duplicated and sorted.
+    """
+
+    def __init__(self, metrics: Sequence[RetrievalMetric], k_values: Iterable[int]) -> None:
+        self.k_values = tuple(sorted({check_cutoff(k) for k in k_values}))
+        if not self.k_values:
+            raise ValueError("k_values is empty: give at least one cutoff")
+        self.metrics = tuple(metrics)
+        self.keys: list[str] = []
+        self._steps: list[Callable[[RankingSummary], list[float]]] = []
+        for metric in self.metrics:
+            if not metric.cutoff:
+                self.keys.append(metric.name)
+                self._steps.append(_whole_list_step(metric))
+            else:
+                self.keys.extend(f"{metric.name}@{k}" for k in self.k_values)
+                self._steps.append(_cutoff_step(metric, self.k_values))
+
+    def score(self, summary: RankingSummary) -> dict[str, float]:
+        """Every key of the plan for one query."""
+        values: list[float] = []
+        for step in self._steps:
+            values.extend(step(summary))
+        return dict(zip(self.keys, values, strict=True))
+
+
+def _whole_list_step(metric: RetrievalMetric) -> Callable[[RankingSummary], list[float]]:
+    fn = metric.fn
+
+    def step(summary: RankingSummary) -> list[float]:
+        return [float(fn(summary.ranked, summary.relevant))]
+
+    return step
+
+
+def _cutoff_step(
+    metric: RetrievalMetric, ks: tuple[int, ...]
+) -> Callable[[RankingSummary], list[float]]:
+    all_cutoffs = metric.all_cutoffs
+    if all_cutoffs is not None:
+
+        def fused(summary: RankingSummary) -> list[float]:
+            return list(all_cutoffs(summary, ks))
+
+        return fused
+    fn = metric.fn
+
+    def per_k(summary: RankingSummary) -> list[float]:
+        return [float(fn(summary.ranked, summary.relevant, k)) for k in ks]
+
+    return per_k

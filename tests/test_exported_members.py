@@ -1,0 +1,76 @@
+"""The public API is exactly what we think it is."""
+
+from __future__ import annotations
+
+import ef.evaluation
+
+SPEC_NAMES = {
+    "Qrels",
+    "RETRIEVAL_METRICS",
+    "dcg_at_k",
+    "ndcg_at_k",
+    "recall_at_k",
+    "precision_at_k",
+    "reciprocal_rank",
+    "average_precision",
+    "evaluate_retrieval",
+    "read_beir",
+    "write_beir",
+    "exact_match",
+    "token_f1",
+    "context_recall",
+    "context_precision",
+    "evaluate_rag",
+    "as_ragas_dataset",
+    "RagSample",
+    "RetrievalEvalReport",
+    "RagEvalReport",
+}
+
+ADDED_NAMES = {
+    "Corpus",
+    "DatasetFormatError",
+    "DatasetReader",
+    "IncompleteEvaluationWarning",
+    "PluginInfo",
+    "PluginWarning",
+    "Progress",
+    "Queries",
+    "QueryError",
+    "QueryFailure",
+    "RagMetric",
+    "RankingSummary",
+    "Registry",
+    "RetrievalMetric",
+    "Run",
+    "evaluate_retrieval_async",
+    "evaluate_run",
+    "hookimpl",
+    "list_plugins",
+    "read_dataset",
+    "read_trec_qrels",
+    "read_trec_run",
+    "registry",
+    "write_trec_qrels",
+    "write_trec_run",
+}
+
+
+def test_all_is_exactly_the_public_api():
+    assert set(ef.evaluation.__all__) == SPEC_NAMES | ADDED_NAMES
+
+
+def test_all_is_sorted_and_every_name_exists():
+    def isort_style(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert list(ef.evaluation.__all__) == sorted(ef.evaluation.__all__, key=isort_style)
+    for name in ef.evaluation.__all__:
+        assert getattr(ef.evaluation, name) is not None
+
+
+def test_exported_classes_present_as_ef_evaluation():
+    for name in ef.evaluation.__all__:
+        obj = getattr(ef.evaluation, name)
+        if isinstance(obj, type):
+            assert obj.__module__ == "ef.evaluation", name
