@@ -55,7 +55,8 @@ class _Evaluation:
             parameters={},
         )
         if limit is None:
-            limit = self.collector.max_k
+            # One more than needed when the query itself may come back (as BEIR does).
+            limit = self.collector.max_k + (1 if ignore_identical_ids else 0)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
         self.limit = limit
@@ -219,8 +220,8 @@ def evaluate_retrieval(
         out of the means and warns that the evaluation is incomplete.
     :param rate_limit: at most this many requests per second, over all workers.
     :param progress: called with a :class:`Progress` after each query.
-    :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default
-        for some datasets; off here).
+    :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
+        off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, or if no query can be scored.
 
