@@ -1,0 +1,321 @@
+"""BEIR datasets on disk: ``corpus.jsonl``, ``queries.jsonl`` and a qrels file."""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ef.evaluation._formats import (
+    DatasetFormatError,
+    PathArg,
+    find_line,
+    format_number,
+    open_text,
+    write_text_atomically,
+)
+from ef.evaluation._trec import read_trec_qrels
+from ef.evaluation._types import Corpus, Qrels, Queries
+
+__all__ = ["read_beir", "write_beir"]
+
+_DEFAULT_QRELS_PATHS = ("qrels.tsv", "qrels/test.tsv", "qrels/dev.tsv", "qrels/train.tsv")
+"""Where :func:`read_beir` looks for the qrels, in order, when none is named."""
+
+_QRELS_HEADER = ("query-id", "corpus-id", "score")
+_QRELS_COLUMNS = "3 tab-separated columns 'query-id corpus-id score'"
+_JSONL_RECORD = 'one JSON object per line, such as {"_id": "d1", "text": "..."}'
+# Characters that would break a line or a column of the qrels TSV.
+_TSV_BREAKERS = ("\t", "\n", "\r")
+
+
+def read_beir(
+    directory: PathArg, *, qrels: PathArg | None = None
+) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, float]]]:
+    """Load a BEIR-format dataset from disk into the in-memory evaluation triple.
+
+    Reads ``corpus.jsonl`` (records ``{"_id", "title", "text"}``), ``queries.jsonl`` (records
+    ``{"_id", "text"}``) and a ``qrels`` TSV (``query-id``, ``corpus-id``, ``score`` columns). The
+    corpus text is the record's ``title`` and ``text`` joined — the BEIR convention.
+
+    Precisely: the title and text are joined by one space when both are non-empty, otherwise the
+    non-empty one is used (a missing or null ``title`` counts as empty); other fields are
+    ignored. ``_id`` and ``text`` must be strings. The qrels file is either BEIR's TSV, which
+    starts with the header ``query-id corpus-id score``, or headerless TREC qrels lines
+    ``query-id iteration doc-id grade`` (whitespace-separated); the header decides, file by file.
+    Grades are read as floats (``1`` becomes ``1.0``). Each file may also be gzip-compressed,
+    as ``corpus.jsonl.gz`` and so on when the plain name is absent, or under any name (gzip is
+    recognised by its magic bytes); a UTF-8 byte-order mark and CRLF line ends are accepted, and
+    blank lines skipped. Files are streamed line by line, so memory holds the dataset, not the
+    files.
+
+    :param directory: the dataset directory.
+    :param qrels: the qrels file, relative to ``directory``. ``None`` tries
+        ``_DEFAULT_QRELS_PATHS`` in order (``qrels.tsv``, ``qrels/test.tsv``,
+        ``qrels/dev.tsv``, ``qrels/train.tsv``).
+    :returns: a ``(corpus, queries, qrels)`` triple — ``corpus`` and ``queries`` are
+        ``{id: text}`` dicts, ``qrels`` is ``{query_id: {doc_id: relevance}}``. Feed it straight
+        to :func:`evaluate_retrieval` (after indexing ``corpus`` with ``ingest()``).
+    :raises FileNotFoundError: if ``corpus.jsonl``, ``queries.jsonl`` or the qrels file is
+        missing; the message lists every name tried. All three are located before any is read.
+    :raises DatasetFormatError: naming the file and line, for malformed JSON, a record that is
+        not an object, a missing or non-string ``_id`` or ``text``, an id repeated within a file
+        or a (query, doc) pair judged twice (both lines named), a qrels line with the wrong
+        number of columns, or a grade that is not a finite number.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = pathlib.Path(tmp)
+    ...     _ = (root / "corpus.jsonl").write_text(
+    ...         '{"_id": "d1", "title": "Paris", "text": "Capital of France."}\\n')
+    ...     _ = (root / "queries.jsonl").write_text('{"_id": "q1", "text": "french capital"}\\n')
+    ...     _ = (root / "qrels.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n")
+    ...     corpus, queries, qrels = read_beir(root)
+    >>> corpus
+    {'d1': 'Paris Capital of France.'}
+    >>> queries, qrels
+    ({'q1': 'french capital'}, {'q1': {'d1': 1.0}})
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no BEIR dataset directory", str(root))
+    corpus_path = _locate(root, ("corpus.jsonl",), "corpus")
+    queries_path = _locate(root, ("queries.jsonl",), "queries")
+    qrels_path = _locate(root, _DEFAULT_QRELS_PATHS if qrels is None else (qrels,), "qrels")
+    return (
+        _read_records(corpus_path, join_title=True),
+        _read_records(queries_path, join_title=False),
+        _read_qrels(qrels_path),
+    )
+
+
+def _locate(root: Path, names: Iterable[PathArg], what: str) -> Path:
+    """The first of ``names`` (or its ``.gz`` twin) that exists under ``root``."""
+    tried: list[str] = []
+    for name in names:
+        for candidate in (Path(name), Path(f"{name}.gz")):
+            if (root / candidate).is_file():
+                return root / candidate
+            tried.append(str(candidate))
+    raise FileNotFoundError(
+        errno.ENOENT, f"no {what} file in the BEIR dataset (tried {', '.join(tried)})", str(root)
+    )
+
+
+def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
+    """Read a BEIR JSONL file into ``{_id: text}``, joining the title first if asked."""
+    records: dict[str, str] = {}
+    loads = json.loads
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if line.isspace():
+                continue
+            try:
+                record = loads(line)
+            except json.JSONDecodeError as exc:
+                problem = f"invalid JSON ({exc.msg} at column {exc.colno})"
+                raise DatasetFormatError(path, number, problem, _JSONL_RECORD) from None
+            if type(record) is not dict:
+                problem = f"a JSON {_json_type(record)} is not a record"
+                raise DatasetFormatError(path, number, problem, _JSONL_RECORD)
+            record_id = _string_field(path, number, record, "_id", None)
+            text = _string_field(path, number, record, "text", record_id)
+            if join_title:
+                title = record.get("title")
+                if title is not None:
+                    title = _string_field(path, number, record, "title", record_id)
+                if title:
+                    text = f"{title} {text}" if text else title
+            if record_id in records:
+                _raise_duplicate_record(path, number, record_id)
+            records[record_id] = text
+    return records
+
+
+def _string_field(
+    path: Path, number: int, record: dict[str, object], key: str, record_id: str | None
+) -> str:
+    """``record[key]``, which must be present and a string."""
+    value = record.get(key)
+    if type(value) is str:
+        return value
+    owner = "record" if record_id is None else f"record {record_id!r}"
+    if key not in record:
+        problem = f"{owner} has no {key!r}"
+    else:
+        problem = f"{key!r} of {owner} is a JSON {_json_type(value)}"
+    raise DatasetFormatError(path, number, problem, f"a string {key!r}")
+
+
+def _raise_duplicate_record(path: Path, number: int, record_id: str) -> None:
+    def has_id(line: str) -> bool:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return False
+        return type(record) is dict and record.get("_id") == record_id
+
+    first = find_line(path, has_id)
+    raise DatasetFormatError(
+        path, number, f"_id {record_id!r} again (first on line {first})", "each _id only once"
+    )
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _read_qrels(path: Path) -> dict[str, dict[str, float]]:
+    """Read BEIR's qrels TSV (recognised by its header) or headerless TREC qrels."""
+    first = _first_nonblank_line(path)
+    if first is None:
+        return {}
+    number, line = first
+    fields = line.split()
+    if tuple(fields) == _QRELS_HEADER:
+        return _read_tsv_qrels(path, header_line=number)
+    if len(fields) == len(_QRELS_HEADER):
+        raise DatasetFormatError(
+            path,
+            number,
+            "3 columns but no 'query-id corpus-id score' header",
+            "a BEIR qrels TSV starting with that header, "
+            "or TREC qrels lines 'query-id iteration doc-id grade'",
+        )
+    return read_trec_qrels(path)
+
+
+def _first_nonblank_line(path: Path) -> tuple[int, str] | None:
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.isspace():
+                return number, line
+    return None
+
+
+def _read_tsv_qrels(path: Path, *, header_line: int) -> dict[str, dict[str, float]]:
+    """Read the rows of BEIR's qrels TSV; ids are kept verbatim, spaces included."""
+    qrels: dict[str, dict[str, float]] = {}
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if number <= header_line or line.isspace():
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) != len(_QRELS_HEADER):
+                problem = f"found {len(fields)} tab-separated columns"
+                raise DatasetFormatError(path, number, problem, _QRELS_COLUMNS)
+            qid, doc, text = fields
+            try:
+                grade = float(text)
+            except ValueError:
+                problem = f"score {text!r} is not a number"
+                raise DatasetFormatError(path, number, problem, "a finite number") from None
+            if not math.isfinite(grade):
+                problem = f"score {text!r} is not finite"
+                raise DatasetFormatError(path, number, problem, "a finite number")
+            judgements = qrels.get(qid)
+            if judgements is None:
+                judgements = qrels[qid] = {}
+            elif doc in judgements:
+                _raise_duplicate_judgement(path, number, qid, doc)
+            judgements[doc] = grade
+    return qrels
+
+
+def _raise_duplicate_judgement(path: Path, number: int, qid: str, doc: str) -> None:
+    first = find_line(path, lambda row: row.rstrip("\r\n").split("\t")[:2] == [qid, doc])
+    problem = f"doc {doc!r} judged again for query {qid!r} (first on line {first})"
+    raise DatasetFormatError(path, number, problem, "each (query, doc) pair once")
+
+
+def write_beir(directory: PathArg, corpus: Corpus, queries: Queries, qrels: Qrels) -> None:
+    """Write an evaluation triple to disk in BEIR format — the inverse of :func:`read_beir`.
+
+    Creates ``directory`` (and parents) and writes ``corpus.jsonl``, ``queries.jsonl`` and
+    ``qrels.tsv``. Use it to snapshot an ``ef`` corpus as a reusable benchmark.
+
+    Each document is written as ``{"_id": id, "title": "", "text": text}`` — the whole text in
+    ``text`` and an empty title, so :func:`read_beir` reads back exactly the same strings. The
+    qrels TSV starts with the ``query-id corpus-id score`` header; whole-number grades are
+    written without a decimal point (``1.0`` as ``1``, as BEIR's own loader expects), others
+    exactly. A query whose judgements are empty writes no row, so it does not come back.
+    Everything is checked before anything is written, and each file is replaced only once
+    complete, so an error never leaves a half-written dataset.
+
+    :param directory: the output directory — created if absent.
+    :param corpus: the documents — ``{doc_id: text}``.
+    :param queries: the queries — ``{query_id: query_text}``.
+    :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``.
+    :raises ValueError: for a qrels id holding a tab, newline or carriage return (TSV cannot
+        represent it), or a grade that is not finite.
+    :raises TypeError: for an id or text that is not a string.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_beir(tmp, {'d1': 'Paris is the capital.'}, {'q1': 'capital?'},
+    ...                {'q1': {'d1': 1.0}})
+    ...     read_beir(tmp)
+    ({'d1': 'Paris is the capital.'}, {'q1': 'capital?'}, {'q1': {'d1': 1.0}})
+    """
+    _check_texts(corpus, "corpus", "document")
+    _check_texts(queries, "queries", "query")
+    _check_qrels(qrels)
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    dumps = json.dumps
+    with write_text_atomically(root / "corpus.jsonl") as out:
+        for doc_id, text in corpus.items():
+            out.write(dumps({"_id": doc_id, "title": "", "text": text}, ensure_ascii=False))
+            out.write("\n")
+    with write_text_atomically(root / "queries.jsonl") as out:
+        for query_id, text in queries.items():
+            out.write(dumps({"_id": query_id, "text": text}, ensure_ascii=False))
+            out.write("\n")
+    with write_text_atomically(root / "qrels.tsv") as out:
+        out.write("\t".join(_QRELS_HEADER) + "\n")
+        for query_id, judgements in qrels.items():
+            for doc_id, grade in judgements.items():
+                out.write(f"{query_id}\t{doc_id}\t{format_number(grade)}\n")
+
+
+def _check_texts(records: Mapping[str, str], name: str, kind: str) -> None:
+    for record_id, text in records.items():
+        if type(record_id) is not str:
+            raise TypeError(f"{name}: {kind} id {record_id!r} is not a string; expected str ids")
+        if type(text) is not str:
+            raise TypeError(
+                f"{name}: text of {kind} {record_id!r} is {type(text).__name__}; expected str"
+            )
+
+
+def _check_qrels(qrels: Qrels) -> None:
+    for query_id, judgements in qrels.items():
+        _check_tsv_id(query_id, "query id")
+        for doc_id, grade in judgements.items():
+            _check_tsv_id(doc_id, f"query {query_id!r}: doc id")
+            if not math.isfinite(grade):
+                raise ValueError(
+                    f"qrels: grade of doc {doc_id!r} for query {query_id!r} is {grade}; "
+                    "expected a finite number"
+                )
+
+
+def _check_tsv_id(value: str, what: str) -> None:
+    if type(value) is not str:
+        raise TypeError(f"qrels: {what} {value!r} is not a string; expected str ids")
+    if any(breaker in value for breaker in _TSV_BREAKERS):
+        raise ValueError(
+            f"qrels: {what} {value!r} cannot be written to a TSV file; "
+            "expected no tab, newline or carriage return"
+        )

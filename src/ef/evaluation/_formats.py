@@ -1,0 +1,227 @@
+"""Low-level helpers shared by the dataset file formats: opening, writing and precise errors.
+
+Every reader goes through :func:`open_text`, so gzip, a UTF-8 byte-order mark and CRLF line ends
+are handled the same way everywhere, and every malformed line is reported as a
+:class:`DatasetFormatError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import secrets
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+__all__ = [
+    "DatasetFormatError",
+    "PathArg",
+    "find_line",
+    "format_number",
+    "open_text",
+    "write_text_atomically",
+]
+
+PathArg = str | os.PathLike[str]
+"""A file or directory name, as a string or a :class:`pathlib.Path`."""
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# What a damaged file can raise while it is being read, before any parsing happens.
+_READ_ERRORS = (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error)
+
+
+class DatasetFormatError(ValueError):
+    """A dataset file that breaks its format, pinned to the file and the line.
+
+    The message reads ``"<path>:<line>: <what was wrong>; expected <what>"``, the shape compilers
+    and linters use, so editors and terminals can jump straight to the offending line. The parts
+    are kept as attributes for programs that want them. It is a :class:`ValueError`, so code that
+    already catches bad values keeps working.
+
+    :param path: the file that holds the bad line.
+    :param line: the 1-based line number.
+    :param problem: what was wrong with the line.
+    :param expected: what the format expects there.
+
+    >>> error = DatasetFormatError("qrels.tsv", 3, "grade 'high' is not a number", "a number")
+    >>> str(error)
+    "qrels.tsv:3: grade 'high' is not a number; expected a number"
+    >>> error.path, error.line
+    ('qrels.tsv', 3)
+    """
+
+    path: str
+    """The file that holds the bad line."""
+    line: int
+    """The 1-based number of the bad line."""
+    problem: str
+    """What was wrong with the line."""
+    expected: str
+    """What the format expects there."""
+
+    def __init__(self, path: PathArg, line: int, problem: str, expected: str) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.problem = problem
+        self.expected = expected
+        super().__init__(f"{self.path}:{line}: {problem}; expected {expected}")
+
+    def __reduce__(self) -> tuple[type[DatasetFormatError], tuple[str, int, str, str]]:
+        # The default pickling re-calls the class with the rendered message only.
+        return (type(self), (self.path, self.line, self.problem, self.expected))
+
+
+@contextlib.contextmanager
+def _open_binary(path: PathArg) -> Iterator[io.BufferedReader | gzip.GzipFile]:
+    """Open ``path`` for reading bytes, transparently decompressing gzip (by magic bytes)."""
+    with open(path, "rb") as raw:
+        if raw.peek(2)[:2] == _GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield unzipped
+        else:
+            yield raw
+
+
+@contextlib.contextmanager
+def open_text(path: PathArg) -> Iterator[IO[str]]:
+    """Open a dataset file for streaming its lines as text.
+
+    The file may be gzip-compressed whatever its name (recognised by its magic bytes), and is
+    decoded as UTF-8 with an optional byte-order mark dropped. Lines are split on ``"\\n"`` only,
+    so a stray ``"\\r"`` or a Unicode line separator inside a record does not cut it in two;
+    each line keeps its ending (``"\\n"`` or ``"\\r\\n"``), which ``str.split()`` and
+    :func:`json.loads` ignore. The file is read in chunks, never whole.
+
+    A file that is not valid UTF-8, or a damaged gzip stream, raises :class:`DatasetFormatError`
+    naming the first line that cannot be read.
+
+    :param path: the file to read.
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises DatasetFormatError: if the bytes cannot be decoded.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "lines.txt")
+    ...     _ = path.write_bytes(b"\\xef\\xbb\\xbfone\\r\\ntwo\\n")
+    ...     with open_text(path) as lines:
+    ...         print([line.split() for line in lines])
+    [['one'], ['two']]
+    """
+    with (
+        _open_binary(path) as binary,
+        io.TextIOWrapper(binary, encoding="utf-8-sig", newline="\n") as text,
+    ):
+        try:
+            yield text
+        except _READ_ERRORS as exc:
+            line = _first_unreadable_line(path)
+            if line is None:  # the error came from the caller's own code, not from the file
+                raise
+            if isinstance(exc, UnicodeDecodeError):
+                raise DatasetFormatError(
+                    path, line, f"invalid UTF-8 ({exc.reason})", "UTF-8 text"
+                ) from exc
+            raise DatasetFormatError(
+                path, line, f"damaged gzip data ({exc})", "a complete gzip stream"
+            ) from exc
+
+
+def _first_unreadable_line(path: PathArg) -> int | None:
+    """The 1-based number of the first line that cannot be decompressed or decoded, if any."""
+    read = 0
+    try:
+        with _open_binary(path) as binary:
+            for raw in binary:
+                read += 1
+                raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return read
+    except _READ_ERRORS:
+        return read + 1
+    return None
+
+
+def find_line(path: PathArg, predicate: Callable[[str], bool]) -> int | None:
+    """The 1-based number of the first line of ``path`` for which ``predicate`` is true.
+
+    Readers call it only on their error path, to name an earlier line (say, the first copy of a
+    duplicated id) without keeping a line number for every record of a large file.
+
+    :param path: the file to scan, opened as :func:`open_text` does.
+    :param predicate: called with each line, ending included.
+    :returns: the line number, or ``None`` if no line matches.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "lines.txt")
+    ...     _ = path.write_text("a\\nb\\nb\\n")
+    ...     print(find_line(path, lambda line: line.strip() == "b"))
+    2
+    """
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if predicate(line):
+                return number
+    return None
+
+
+def format_number(value: float) -> str:
+    """Write a score or grade so that ``float()`` reads back the same value.
+
+    Whole numbers are written without a decimal point (``1.0`` as ``1``), the form qrels files
+    use and that BEIR's loader (``int(score)``) and trec_eval (``atol``) accept; any other value
+    is written as its shortest exact ``repr``.
+
+    :param value: a finite number.
+
+    >>> format_number(1.0), format_number(0.25), format_number(-2)
+    ('1', '0.25', '-2')
+    """
+    number = float(value)
+    if number.is_integer() and abs(number) < 2**53:
+        return str(int(number))
+    return repr(number)
+
+
+@contextlib.contextmanager
+def write_text_atomically(path: PathArg) -> Iterator[IO[str]]:
+    """Write a text file as UTF-8 with ``"\\n"`` line ends, all or nothing.
+
+    The text goes to a temporary file next to ``path``, which replaces ``path`` only when the
+    block finishes without an error, so a failure halfway (a bad id found late, a full disk)
+    never leaves a truncated file behind. A name ending in ``.gz`` is written gzip-compressed,
+    reproducibly (no timestamp in the header).
+
+    :param path: the file to create or replace; its directory must exist.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "out.txt")
+    ...     with write_text_atomically(path) as out:
+    ...         _ = out.write("done\\n")
+    ...     print(repr(path.read_text()))
+    'done\\n'
+    """
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        # "x" rather than mkstemp: the file gets the usual permissions (umask), not 0600.
+        with open(temporary, "xb") as raw:
+            if target.name.endswith(".gz"):
+                with (
+                    gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as zipped,
+                    io.TextIOWrapper(zipped, encoding="utf-8", newline="\n") as text,
+                ):
+                    yield text
+            else:
+                with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
+                    yield text
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
