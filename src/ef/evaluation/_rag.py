@@ -1,0 +1,269 @@
+"""RAG evaluation: the built-in lexical RAG metrics and :func:`evaluate_rag`.
+
+A RAG metric scores one sample: ``fn(sample) -> float | None``, ``None`` meaning *not
+applicable* (a reference-based metric on a sample without a ``reference``), so the sample is
+left out of that metric's mean and coverage. The built-ins below are registered like any plugin
+metric; :func:`evaluate_rag` looks every name up in the plugin registry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ef.evaluation import _lexical
+from ef.evaluation._plugins import rag_metric_functions
+from ef.evaluation._reports import RagEvalReport
+from ef.evaluation._types import RagMetricFn, RagSample
+
+__all__ = [
+    "BUILTIN_RAG_METRICS",
+    "context_precision",
+    "context_recall",
+    "evaluate_rag",
+    "exact_match",
+    "non_empty_rate",
+    "token_f1",
+]
+
+_DEFAULT_METRICS = (
+    "exact_match",
+    "token_f1",
+    "context_recall",
+    "context_precision",
+    "non_empty_rate",
+)
+
+
+def _contexts(sample: Mapping[str, Any]) -> Sequence[str]:
+    """The sample's retrieved contexts; a missing or ``None`` field means none were retrieved."""
+    contexts: Sequence[str] | None = sample.get("retrieved_contexts")
+    return () if contexts is None else contexts
+
+
+def _reference_list(sample: Mapping[str, Any]) -> Sequence[str] | None:
+    """The sample's references as a sequence, or ``None`` when it carries no ``reference``."""
+    reference: str | Sequence[str] | None = sample.get("reference")
+    if reference is None:
+        return None
+    return (reference,) if isinstance(reference, str) else reference
+
+
+def exact_match(sample: Mapping[str, Any]) -> float | None:
+    """Exact match of the response with the reference (the best over a list); None without one.
+
+    See :func:`ef.evaluation.exact_match`.
+
+    >>> exact_match({'response': 'Paris', 'reference': ['paris', 'Paris, France']})
+    1.0
+    """
+    references = _reference_list(sample)
+    if references is None:
+        return None
+    return _lexical.exact_match(sample["response"], references)
+
+
+def token_f1(sample: Mapping[str, Any]) -> float | None:
+    """Token F1 of the response against the reference (the best over a list); None without one.
+
+    See :func:`ef.evaluation.token_f1`.
+
+    >>> token_f1({'response': 'Paris', 'retrieved_contexts': []}) is None
+    True
+    """
+    references = _reference_list(sample)
+    if references is None:
+        return None
+    return _lexical.token_f1(sample["response"], references)
+
+
+def context_recall(sample: Mapping[str, Any]) -> float | None:
+    """Lexical recall of the reference tokens by the retrieved contexts; None without a reference.
+
+    See :func:`ef.evaluation.context_recall`. With a list of references, the best over them.
+
+    >>> context_recall({'reference': 'paris', 'retrieved_contexts': ['Paris, France']})
+    1.0
+    """
+    references = _reference_list(sample)
+    if references is None:
+        return None
+    contexts = _contexts(sample)
+    return max(_lexical.context_recall(ref, contexts) for ref in references)
+
+
+def context_precision(sample: Mapping[str, Any]) -> float | None:
+    """Share of the retrieved contexts that overlap the reference; None without a reference.
+
+    See :func:`ef.evaluation.context_precision`. With a list of references, the best over them.
+
+    >>> context_precision({'reference': 'paris', 'retrieved_contexts': ['Paris', 'Rome']})
+    0.5
+    """
+    references = _reference_list(sample)
+    if references is None:
+        return None
+    contexts = _contexts(sample)
+    return max(_lexical.context_precision(ref, contexts) for ref in references)
+
+
+def non_empty_rate(sample: Mapping[str, Any]) -> float:
+    """1.0 if the sample retrieved any context, else 0.0; applies to every sample.
+
+    Averaged over the samples, this is the share of questions for which retrieval returned
+    something.
+
+    >>> non_empty_rate({'response': 'x', 'retrieved_contexts': []})
+    0.0
+    """
+    return 1.0 if _contexts(sample) else 0.0
+
+
+BUILTIN_RAG_METRICS: dict[str, RagMetricFn] = {
+    "exact_match": exact_match,
+    "token_f1": token_f1,
+    "context_recall": context_recall,
+    "context_precision": context_precision,
+    "non_empty_rate": non_empty_rate,
+}
+"""The built-in RAG metrics, by the name used in ``metrics=`` and in report keys."""
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+
+
+def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
+    """Return ``sample`` if it has the :class:`RagSample` shape, else say what is wrong."""
+    where = f"sample {index}"
+    if not isinstance(sample, Mapping):
+        raise TypeError(f"{where}: expected a mapping (a RagSample), got {type(sample).__name__}")
+    if sample.get("response") is None:
+        raise ValueError(f"{where}: missing field 'response' (the generated answer)")
+    for field in ("user_input", "response"):
+        value = sample.get(field)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(
+                f"{where}: field {field!r} must be a string, got {type(value).__name__}"
+            )
+    for field in ("retrieved_contexts", "reference_contexts"):
+        value = sample.get(field)
+        if value is not None and not _is_str_list(value):
+            raise TypeError(
+                f"{where}: field {field!r} must be a list of strings, got {value!r:.80}"
+            )
+    reference = sample.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        if not _is_str_list(reference):
+            raise TypeError(
+                f"{where}: field 'reference' must be a string or a list of strings, "
+                f"got {reference!r:.80}"
+            )
+        if not reference:
+            raise ValueError(
+                f"{where}: field 'reference' is an empty list; give at least one answer "
+                "or leave the field out"
+            )
+    return sample
+
+
+def _resolve(metrics: Sequence[str]) -> dict[str, RagMetricFn]:
+    """Map each requested name (de-duplicated, in order) to its function."""
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics must be a sequence of names, got the string {metrics!r}")
+    names = list(dict.fromkeys(metrics))
+    if not names:
+        raise ValueError("metrics is empty: name at least one metric to compute")
+    available = rag_metric_functions()
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise ValueError(
+            f"unknown RAG metric(s) {', '.join(map(repr, unknown))}; "
+            f"available: {', '.join(sorted(available))}"
+        )
+    return {name: available[name] for name in names}
+
+
+def _score(
+    index: int, name: str, fn: Callable[[Mapping[str, Any]], object], sample: Any
+) -> float | None:
+    try:
+        value = fn(sample)
+    except Exception as error:
+        error.add_note(f"while computing RAG metric {name!r} on sample {index}")
+        raise
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"RAG metric {name!r} returned {value!r} for sample {index}; expected a float or None"
+        )
+    return float(value)
+
+
+def evaluate_rag(
+    samples: Iterable[RagSample | Mapping[str, Any]],
+    *,
+    metrics: Sequence[str] = _DEFAULT_METRICS,
+) -> RagEvalReport:
+    """Score RAG samples with deterministic, reference-based lexical metrics.
+
+    Each sample is a :class:`RagSample` — ``(user_input, response, retrieved_contexts,
+    reference)``. ``evaluate_rag`` computes only metrics that need **no LLM**:
+    :func:`exact_match`, :func:`token_f1`, :func:`context_recall`, :func:`context_precision` and
+    ``non_empty_rate`` (the share of samples that retrieved any context). This keeps ``ef`` a
+    facade — it never synthesizes an answer and never calls a model (§6). For the LLM-judged
+    metrics — faithfulness, answer relevancy, … — pass the same samples to
+    :func:`as_ragas_dataset` and run Ragas with your own LLM.
+
+    Every sample needs a string ``response``. ``reference`` may also be a list of acceptable
+    answers (the best score over them counts); a missing or ``None`` ``retrieved_contexts``
+    counts as no context retrieved. Each metric's mean (summed with :func:`math.fsum`) is over
+    the samples it applied to, which ``coverage`` counts; a metric that applied to no sample has
+    coverage ``0`` and no entry in ``metrics``. ``per_sample`` keeps every sample's values, with
+    ``None`` where a metric did not apply. Metric names are looked up among the built-ins and
+    the installed plugins' RAG metrics.
+
+    :param samples: an iterable of :class:`RagSample`\\ s (or plain mappings of the same shape).
+    :param metrics: which metrics to compute — any of ``exact_match`` / ``token_f1`` /
+        ``context_recall`` / ``context_precision`` / ``non_empty_rate``. The reference-based
+        ones skip samples that carry no ``reference``.
+    :returns: a :class:`RagEvalReport`.
+    :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
+        sample without ``response`` or with an empty ``reference`` list, naming the sample).
+    :raises TypeError: for a sample field of the wrong type, naming the sample and the field.
+
+    >>> samples = [
+    ...     {'user_input': 'capital of France?', 'response': 'Paris',
+    ...      'reference': 'Paris',
+    ...      'retrieved_contexts': ['Paris is the capital of France.']},
+    ...     {'user_input': '2 + 2?', 'response': 'five', 'reference': 'four',
+    ...      'retrieved_contexts': []},
+    ... ]
+    >>> report = evaluate_rag(samples)
+    >>> report.metrics['exact_match']
+    0.5
+    >>> report.metrics['non_empty_rate']
+    0.5
+    """
+    functions = _resolve(metrics)
+    values: dict[str, list[float]] = {name: [] for name in functions}
+    per_sample: list[dict[str, float | None]] = []
+    for index, raw in enumerate(samples):
+        sample = _check_sample(index, raw)
+        row: dict[str, float | None] = {}
+        for name, fn in functions.items():
+            value = _score(index, name, fn, sample)
+            row[name] = value
+            if value is not None:
+                values[name].append(value)
+        per_sample.append(row)
+    if not per_sample:
+        raise ValueError("samples is empty: evaluate_rag needs at least one sample")
+    return RagEvalReport(
+        metrics={name: math.fsum(v) / len(v) for name, v in values.items() if v},
+        coverage={name: len(v) for name, v in values.items()},
+        n_samples=len(per_sample),
+        per_sample=per_sample,
+    )
