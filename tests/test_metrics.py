@@ -7,7 +7,6 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import trec_eval_values
 
 from ef.evaluation import (
     average_precision,
@@ -17,6 +16,7 @@ from ef.evaluation import (
     recall_at_k,
     reciprocal_rank,
 )
+from oracle import trec_eval_values
 
 DOCS = [f"d{i}" for i in range(12)]
 PRIMITIVES = {

@@ -197,8 +197,10 @@ def test_rag_metric_plugins_reach_evaluate_rag():
             register("answer_length", lambda sample: float(len(sample["response"])))
 
     with registered_plugin(RagPlugin()):
-        report = evaluate_rag([{"user_input": "q", "response": "four", "retrieved_contexts": []}],
-                              metrics=["answer_length"])
+        report = evaluate_rag(
+            [{"user_input": "q", "response": "four", "retrieved_contexts": []}],
+            metrics=["answer_length"],
+        )
     assert report.metrics == {"answer_length": 4.0}
 
 
@@ -206,7 +208,9 @@ def test_dataset_reader_plugins_reach_read_dataset(tmp_path):
     class ReaderPlugin:
         @hookimpl
         def ef_evaluation_register_dataset_readers(self, register):
-            register("fixed", lambda source, **options: ({"d": "t"}, {"q": source}, {"q": {"d": 1}}))
+            register(
+                "fixed", lambda source, **options: ({"d": "t"}, {"q": source}, {"q": {"d": 1}})
+            )
 
     with registered_plugin(ReaderPlugin()):
         assert read_dataset("text", reader="fixed") == ({"d": "t"}, {"q": "text"}, {"q": {"d": 1}})
@@ -225,7 +229,11 @@ def test_builtins_are_ordinary_plugins():
     assert set(adapters.hooks) == {"ef_evaluation_adapt_retriever", "ef_evaluation_doc_id_getter"}
     assert list(RETRIEVAL_METRICS)[:5] == ["map", "mrr", "ndcg", "precision", "recall"]
     assert set(registry().rag_metrics) >= {
-        "exact_match", "token_f1", "context_recall", "context_precision", "non_empty_rate"
+        "exact_match",
+        "token_f1",
+        "context_recall",
+        "context_precision",
+        "non_empty_rate",
     }
     assert set(registry().readers) >= {"beir", "trec"}
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import as_trec_run, trec_eval_values
 
 from ef.evaluation import RETRIEVAL_METRICS, evaluate_retrieval, evaluate_run
 from ef.segments import Segment
 from ef.source_manager import SearchHit, SourceManager
+from oracle import as_trec_run, trec_eval_values
 
 QRELS = {"q1": {"d1": 1.0, "d2": 1.0}, "q2": {"d3": 1.0}}
 QUERIES = {"q1": "first query", "q2": "second query"}
@@ -84,8 +84,12 @@ def test_no_scorable_query_is_a_value_error():
 
 
 def test_a_judged_query_with_empty_results_scores_zero():
-    report = evaluate_retrieval(lambda q: [] if q == "a" else ["d2"], QRELS | {"q2": {"d2": 1}},
-                                {"q1": "a", "q2": "b"}, k_values=(1,))
+    report = evaluate_retrieval(
+        lambda q: [] if q == "a" else ["d2"],
+        QRELS | {"q2": {"d2": 1}},
+        {"q1": "a", "q2": "b"},
+        k_values=(1,),
+    )
     assert report.per_query["q1"] == {f"{m}@1": 0.0 for m in METRICS}
     assert report.metrics["ndcg@1"] == 0.5
 
@@ -162,7 +166,8 @@ def test_evaluate_run_matches_trec_eval_per_query_and_in_the_means(qrels, run, k
             mean = sum(expected[q][key] for q in scorable) / len(scorable)
             assert value == pytest.approx(mean, abs=1e-9), key
     texts = {q: q for q in qrels}
-    live = evaluate_retrieval(lambda q, limit: run.get(q, [])[:limit], qrels, texts, k_values=ks,
-                              limit=20)
+    live = evaluate_retrieval(
+        lambda q, limit: run.get(q, [])[:limit], qrels, texts, k_values=ks, limit=20
+    )
     assert live.per_query == evaluate_run(run, qrels, k_values=ks).per_query
     assert live.metrics == evaluate_run(run, qrels, k_values=ks).metrics
