@@ -114,9 +114,8 @@ def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
                 continue
             try:
                 record = loads(line)
-            except json.JSONDecodeError as exc:
-                problem = f"invalid JSON ({exc.msg} at column {exc.colno})"
-                raise DatasetFormatError(path, number, problem, _JSONL_RECORD) from None
+            except json.JSONDecodeError:
+                raise _json_error(path, number, line) from None
             if type(record) is not dict:
                 problem = f"a JSON {_json_type(record)} is not a record"
                 raise DatasetFormatError(path, number, problem, _JSONL_RECORD)
@@ -132,6 +131,17 @@ def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
                 _raise_duplicate_record(path, number, record_id)
             records[record_id] = text
     return records
+
+
+def _json_error(path: Path, number: int, line: str) -> DatasetFormatError:
+    """Describe a JSON syntax error, with a column that ignores the line ending."""
+    try:
+        json.loads(line.rstrip("\r\n"))
+    except json.JSONDecodeError as exc:
+        problem = f"invalid JSON ({exc.msg} at column {exc.pos + 1})"
+    else:  # pragma: no cover - only the line ending made it invalid, which JSON does not do
+        problem = "invalid JSON"
+    return DatasetFormatError(path, number, problem, _JSONL_RECORD)
 
 
 def _string_field(
@@ -159,7 +169,7 @@ def _raise_duplicate_record(path: Path, number: int, record_id: str) -> None:
 
     first = find_line(path, has_id)
     raise DatasetFormatError(
-        path, number, f"_id {record_id!r} again (first on line {first})", "each _id only once"
+        path, number, f"duplicate _id {record_id!r} (first on line {first})", "each _id only once"
     )
 
 
