@@ -39,6 +39,7 @@ from ef.evaluation._beir import read_beir, write_beir
 from ef.evaluation._collector import Progress
 from ef.evaluation._formats import DatasetFormatError
 from ef.evaluation._hookspecs import hookimpl
+from ef.evaluation._journal import JournalMismatchError, journal_to_trec_run
 from ef.evaluation._lexical import context_precision, context_recall, exact_match, token_f1
 from ef.evaluation._metrics import (
     average_precision,
@@ -80,6 +81,7 @@ __all__ = [
     "DatasetFormatError",
     "DatasetReader",
     "IncompleteEvaluationWarning",
+    "JournalMismatchError",
     "PluginInfo",
     "PluginWarning",
     "Progress",
@@ -106,6 +108,7 @@ __all__ = [
     "evaluate_run",
     "exact_match",
     "hookimpl",
+    "journal_to_trec_run",
     "list_plugins",
     "ndcg_at_k",
     "precision_at_k",

@@ -122,17 +122,20 @@ def prepare_retriever(retriever: object, limit: int) -> PreparedRetriever:
     return PreparedRetriever(call, _is_async(fn), passes_limit, qualified_name(retriever))
 
 
-def to_doc_ids(results: Iterable[Any], limit: int) -> list[str]:
+def to_doc_ids(results: Iterable[Any], limit: int) -> tuple[list[str], list[float] | None]:
     """Map up to ``limit`` results to source doc ids, de-duplicated to the best rank per source.
 
+    :returns: the doc ids, and their scores when every result carries a numeric ``score``
+        (a ``SearchHit`` does), else ``None``.
     :raises TypeError: for a result type no plugin maps to a doc id.
     """
     from ef.evaluation._plugins import HOST
 
-    if isinstance(results, str):
-        raise TypeError("the retriever returned a str; expected a list of results")
-    ranked: dict[str, None] = {}
+    if isinstance(results, str | bytes):
+        raise TypeError("the retriever returned a string; expected a list of results")
+    ranked: dict[str, float | None] = {}
     getters: dict[type, Callable[[Any], str]] = {}
+    scored = True
     for position, result in enumerate(results):
         if position >= limit:
             break
@@ -147,5 +150,12 @@ def to_doc_ids(results: Iterable[Any], limit: int) -> list[str]:
                     "(ef_evaluation_doc_id_getter)"
                 )
             getter = getters[result_type] = found
-        ranked.setdefault(getter(result), None)
-    return list(ranked)
+        doc_id = getter(result)
+        if doc_id not in ranked:
+            score = getattr(result, "score", None)
+            if not isinstance(score, int | float) or isinstance(score, bool):
+                scored = False
+                score = None
+            ranked[doc_id] = score
+    scores = [float(s) for s in ranked.values() if s is not None] if scored else None
+    return list(ranked), scores

@@ -84,6 +84,7 @@ class Collector:
     ) -> None:
         self.plan = ScoringPlan(lookup_metrics(metrics), k_values)
         self.qrels = qrels
+        self.queries = queries
         self.ignore_identical_ids = ignore_identical_ids
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
@@ -109,6 +110,7 @@ class Collector:
         keys = self.plan.keys
         self.primary_name = "ndcg@10" if "ndcg@10" in keys else (keys[0] if keys else None)
         self._primary_sum = 0.0
+        self._fingerprints: dict[str, str] | None = None
         self._started = time.perf_counter()
 
     @property
@@ -209,8 +211,17 @@ class Collector:
                 "ignore_identical_ids": self.ignore_identical_ids,
                 **self.parameters,
             },
-            "fingerprints": {
-                "qrels": fingerprint({q: dict(judged) for q, judged in self.qrels.items()})
-            },
+            "fingerprints": self.fingerprints(),
             **extra,
         }
+
+    def fingerprints(self) -> dict[str, str]:
+        """Fingerprints of the qrels and, when given, of the planned queries' texts."""
+        if self._fingerprints is None:
+            self._fingerprints = {
+                "qrels": fingerprint({q: dict(judged) for q, judged in self.qrels.items()})
+            }
+            if self.queries is not None:
+                queries = self.queries
+                self._fingerprints["queries"] = fingerprint({q: queries[q] for q in self.planned})
+        return self._fingerprints

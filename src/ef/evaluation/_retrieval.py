@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,10 +11,15 @@ from typing import Any, Literal
 
 import anyio
 import anyio.from_thread
-from ef.evaluation._trec import rank_by_score
 
-from ef.evaluation._adapters import PreparedRetriever, prepare_retriever, to_doc_ids
+from ef.evaluation._adapters import (
+    PreparedRetriever,
+    prepare_retriever,
+    qualified_name,
+    to_doc_ids,
+)
 from ef.evaluation._collector import Collector, Progress, fingerprint
+from ef.evaluation._journal import Journal, JournalEntry
 from ef.evaluation._reports import RetrievalEvalReport
 from ef.evaluation._runner import (
     QueryOutcome,
@@ -21,6 +27,7 @@ from ef.evaluation._runner import (
     run_queries_async,
     run_queries_inline,
 )
+from ef.evaluation._trec import rank_by_score
 from ef.evaluation._types import Qrels, Queries, Run
 
 __all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
@@ -44,6 +51,8 @@ class _Evaluation:
         options: RunnerOptions,
         progress: Callable[[Progress], None] | None,
         ignore_identical_ids: bool,
+        journal: str | os.PathLike[str] | None,
+        retriever_id: str | None,
     ) -> None:
         self.collector = Collector(
             qrels,
@@ -54,15 +63,25 @@ class _Evaluation:
             ignore_identical_ids=ignore_identical_ids,
             parameters={},
         )
+        max_k = self.collector.max_k
+        if limit is None and journal is not None and os.path.exists(journal):
+            # Re-scoring a journal: keep the limit it was retrieved with.
+            limit = Journal.read_header(journal).get("limit")
+            if isinstance(limit, int) and limit < max_k:
+                raise ValueError(
+                    f"{os.fspath(journal)}: the journal's rankings were retrieved with "
+                    f"limit={limit}, too short to score cutoff {max_k}; use a new journal"
+                )
         if limit is None:
             # One more than needed when the query itself may come back (as BEIR does).
-            limit = self.collector.max_k + (1 if ignore_identical_ids else 0)
+            limit = max_k + (1 if ignore_identical_ids else 0)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
         self.limit = limit
         self.queries = queries
         self.options = options
         self.prepared: PreparedRetriever = prepare_retriever(retriever, limit)
+        self.retriever_id = retriever_identity(retriever, retriever_id)
         self.collector.parameters.update(
             limit=limit,
             max_concurrency=options.max_concurrency,
@@ -72,18 +91,61 @@ class _Evaluation:
             on_error=options.on_error,
             rate_limit=options.rate_limit,
         )
+        self.journal: Journal | None = None
+        self.resumed = 0
+        if journal is not None:
+            self._open_journal(journal)
+
+    def _open_journal(self, path: str | os.PathLike[str]) -> None:
+        key = fingerprint(
+            {**self.collector.fingerprints(), "retriever": self.retriever_id, "limit": self.limit}
+        )
+        self.journal = Journal(path, fingerprint=key, limit=self.limit, retriever=self.retriever_id)
+        planned = set(self.collector.planned)
+        for query_id, entry in self.journal.finished().items():
+            if query_id in planned:
+                self.collector.add_ranking(
+                    query_id,
+                    entry.ranked,
+                    unique=True,
+                    retrieved=entry.retrieved,
+                    limit=self.limit,
+                    latency=entry.latency,
+                )
+                self.resumed += 1
 
     def planned(self) -> Iterable[tuple[str, str]]:
-        queries = self.queries
-        return ((query_id, queries[query_id]) for query_id in self.collector.planned)
+        queries, done = self.queries, self.collector.per_query
+        return ((q, queries[q]) for q in self.collector.planned if q not in done)
 
     def accept(self, outcome: QueryOutcome) -> None:
+        journal = self.journal
         if outcome.failure is not None:
             self.collector.add_failure(outcome.failure, outcome.latency)
+            if journal is not None:
+                journal.append(
+                    JournalEntry(
+                        outcome.query_id,
+                        latency=outcome.latency,
+                        attempts=outcome.attempts,
+                        failure=outcome.failure,
+                    )
+                )
             return
         results = outcome.results if outcome.results is not None else []
         retrieved = len(results) if hasattr(results, "__len__") else None
-        ranked = to_doc_ids(results, self.limit)
+        ranked, scores = to_doc_ids(results, self.limit)
+        if journal is not None:
+            journal.append(
+                JournalEntry(
+                    outcome.query_id,
+                    tuple(ranked),
+                    None if scores is None else tuple(scores),
+                    retrieved=retrieved,
+                    latency=outcome.latency,
+                    attempts=outcome.attempts,
+                )
+            )
         self.collector.add_ranking(
             outcome.query_id,
             ranked,
@@ -93,26 +155,44 @@ class _Evaluation:
             latency=outcome.latency,
         )
 
+    def run_inline(self) -> None:
+        try:
+            run_queries_inline(self.prepared.call, self.planned(), self.options, self.accept)
+        finally:
+            self.close()
+
     async def run_async(self) -> None:
-        await run_queries_async(
-            self.prepared.call,
-            self.planned(),
-            self.options,
-            self.accept,
-            is_async=self.prepared.is_async,
-        )
+        try:
+            await run_queries_async(
+                self.prepared.call,
+                self.planned(),
+                self.options,
+                self.accept,
+                is_async=self.prepared.is_async,
+            )
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
 
     def report(self) -> RetrievalEvalReport:
-        queries = self.queries
-        return self.collector.report(
-            {
-                "retriever": self.prepared.name,
-                "fingerprints": {
-                    "qrels": self.collector.manifest({})["fingerprints"]["qrels"],
-                    "queries": fingerprint({q: queries[q] for q in self.collector.planned}),
-                },
-            }
-        )
+        extra: dict[str, Any] = {"retriever": self.retriever_id}
+        if self.journal is not None:
+            extra["journal"] = {"path": os.fspath(self.journal.path), "resumed": self.resumed}
+        return self.collector.report(extra)
+
+
+def retriever_identity(retriever: object, retriever_id: str | None = None) -> str:
+    """What identifies a retriever in fingerprints: ``retriever_id=``, the retriever's own
+    ``retriever_id`` attribute (``HttpRetriever`` has one), or its qualified name."""
+    if retriever_id is not None:
+        return retriever_id
+    own = getattr(retriever, "retriever_id", None)
+    if isinstance(own, str):
+        return own
+    return qualified_name(retriever)
 
 
 def _in_event_loop() -> bool:
@@ -165,6 +245,8 @@ def evaluate_retrieval(
     rate_limit: float | None = None,
     progress: Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    retriever_id: str | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -222,6 +304,13 @@ def evaluate_retrieval(
     :param progress: called with a :class:`Progress` after each query.
     :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
         off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
+    :param journal: a JSONL file recording each finished query as it lands (flushed per
+        record). Rerunning with the same journal skips the finished queries and retries the
+        failed ones; the journal can be re-scored with other metrics or cutoffs up to the
+        ``limit`` it was retrieved with (``limit=None`` then adopts it). A journal written for
+        other qrels, queries, retriever or limit is refused.
+    :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
+        by default its ``retriever_id`` attribute or its qualified name.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, or if no query can be scored.
 
@@ -243,12 +332,12 @@ def evaluate_retrieval(
         options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
         progress=progress,
         ignore_identical_ids=ignore_identical_ids,
+        journal=journal,
+        retriever_id=retriever_id,
     )
     inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
     if inline:
-        run_queries_inline(
-            evaluation.prepared.call, evaluation.planned(), evaluation.options, evaluation.accept
-        )
+        evaluation.run_inline()
     elif _in_event_loop():
         with anyio.from_thread.start_blocking_portal() as portal:
             portal.call(evaluation.run_async)
@@ -273,6 +362,8 @@ async def evaluate_retrieval_async(
     rate_limit: float | None = None,
     progress: Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    retriever_id: str | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -301,6 +392,8 @@ async def evaluate_retrieval_async(
         options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
         progress=progress,
         ignore_identical_ids=ignore_identical_ids,
+        journal=journal,
+        retriever_id=retriever_id,
     )
     await evaluation.run_async()
     return _finish(evaluation)
