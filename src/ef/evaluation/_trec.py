@@ -123,11 +123,12 @@ def read_trec_qrels(path: PathArg) -> dict[str, dict[str, float]]:
     """
     table: dict[str, dict[str, float]] = {}
     number = blank = 0
+    to_float = float
     with open_text(path) as lines:
         for number, line in enumerate(lines, 1):
             try:
                 qid, _, doc, text = line.split()
-                value = float(text)
+                value = to_float(text)
             except ValueError:
                 if line.isspace():
                     blank += 1
@@ -178,7 +179,8 @@ def _raise_duplicate(path: PathArg) -> None:
                     f"doc {key[1]!r} listed again for query {key[0]!r} (first on line {first})",
                     "each doc id at most once per query",
                 )
-    raise AssertionError("unreachable: a duplicate was counted but not found")  # pragma: no cover
+    # Counted on the first read but not found on the second: the file changed in between.
+    raise RuntimeError(f"{path} changed while it was being read")  # pragma: no cover
 
 
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:
