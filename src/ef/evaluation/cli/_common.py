@@ -1,0 +1,366 @@
+"""What the ``ef-eval`` subcommands share: options, errors, tables and where output goes.
+
+A subcommand builds a :class:`Table` (what a person reads) and a JSON-ready value (what a program
+reads), then hands both to :func:`emit`, which renders the one ``--format`` asks for and writes
+it to ``--output`` or standard output. Anything that should end the command with a one-line
+message raises :class:`CliError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeAlias
+
+import attrs
+
+from ef.evaluation import RetrievalEvalReport
+
+if TYPE_CHECKING:
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+
+__all__ = [
+    "EXIT_RUNTIME",
+    "EXIT_USAGE",
+    "FORMATS",
+    "ArgumentParser",
+    "Cell",
+    "CliError",
+    "Handler",
+    "Table",
+    "add_metric_options",
+    "add_output_options",
+    "check_names",
+    "emit",
+    "format_cell",
+    "parse_cutoffs",
+    "parse_names",
+    "render_text",
+    "retrieval_options",
+    "retrieval_table",
+]
+
+EXIT_RUNTIME = 1
+"""Exit code of a command that was well formed but failed (a missing file, a bad line)."""
+EXIT_USAGE = 2
+"""Exit code of a command line that cannot be run as written (argparse's code too)."""
+
+FORMATS = ("table", "json", "markdown", "csv")
+
+Cell: TypeAlias = str | int | float | None
+"""A table cell: text, a count, a metric value, or nothing (a metric that did not apply)."""
+
+Handler: TypeAlias = Callable[[argparse.Namespace], int]
+"""What a subcommand registers with ``parser.set_defaults(handler=...)``."""
+
+
+class CliError(Exception):
+    """An error reported as one ``ef-eval: error: ...`` line, ending the command.
+
+    :param message: what went wrong, and where.
+    :param exit_code: :data:`EXIT_USAGE` for a bad command line, else :data:`EXIT_RUNTIME`.
+
+    >>> CliError("no samples in empty.jsonl").exit_code
+    1
+    """
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_RUNTIME) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An argparse parser that raises :class:`CliError` instead of printing usage and exiting.
+
+    The error says which ``--help`` to read, so the message stays on one line.
+
+    >>> parser = ArgumentParser(prog="ef-eval")
+    >>> _ = parser.add_argument("--k", type=int)
+    >>> try:
+    ...     parser.parse_args(["--k", "x"])
+    ... except CliError as error:
+    ...     print(error, error.exit_code)
+    argument --k: invalid int value: 'x' (see 'ef-eval --help') 2
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{message} (see '{self.prog} --help')", exit_code=EXIT_USAGE)
+
+
+def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _row_tuple(rows: Iterable[Iterable[Cell]]) -> tuple[tuple[Cell, ...], ...]:
+    return tuple(tuple(row) for row in rows)
+
+
+@attrs.frozen
+class Table:
+    """Rows under named columns, with a title saying what was measured.
+
+    :param title: one line saying what the numbers are (shown above the terminal table).
+    :param columns: the column names.
+    :param rows: one tuple of cells per row, as long as ``columns``.
+    :raises ValueError: if a row's length differs from the number of columns.
+
+    >>> Table("demo", ["run", "ndcg@10"], [["bm25", 0.5]]).rows
+    (('bm25', 0.5),)
+    """
+
+    title: str
+    columns: tuple[str, ...] = attrs.field(converter=_cell_tuple)
+    rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_row_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"row {row!r} has {len(row)} cells; expected {len(self.columns)}")
+
+    def numeric(self, column: int) -> bool:
+        """Whether every filled cell of ``column`` is a number (right-aligned when shown)."""
+        cells = [row[column] for row in self.rows if row[column] is not None]
+        return bool(cells) and all(isinstance(cell, int | float) for cell in cells)
+
+
+def format_cell(value: Cell, *, missing: str = "") -> str:
+    """A cell as text: numbers with 4 decimals, counts as they are, ``missing`` for None.
+
+    >>> format_cell(0.630929753), format_cell(12), format_cell(None, missing="-")
+    ('0.6309', '12', '-')
+    """
+    if value is None:
+        return missing
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+# options
+
+
+def parse_cutoffs(text: str) -> tuple[int, ...]:
+    """Parse ``--k``: comma-separated integers >= 1, duplicates dropped, order kept.
+
+    :raises argparse.ArgumentTypeError: naming the bad part.
+
+    >>> parse_cutoffs("1,5,10,5")
+    (1, 5, 10)
+    """
+    values: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise argparse.ArgumentTypeError(
+                f"invalid cutoff {part!r} in {text!r}; expected comma-separated integers >= 1, "
+                "e.g. 1,5,10"
+            )
+        values.append(int(part))
+    return tuple(dict.fromkeys(values))
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    """Parse ``--metrics``: comma-separated names, duplicates dropped, order kept.
+
+    :raises argparse.ArgumentTypeError: for an empty name.
+
+    >>> parse_names("ndcg, recall,ndcg")
+    ('ndcg', 'recall')
+    """
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"empty name in {text!r}; expected comma-separated names, e.g. ndcg,recall"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def check_names(names: Sequence[str] | None, available: Iterable[str], what: str) -> None:
+    """Refuse names that are not registered, as a usage error listing the available ones.
+
+    :param names: the names given on the command line, or None (the library's defaults).
+    :param available: the registered names.
+    :param what: what the names are, for the message (``"metric"``).
+    :raises CliError: with exit code :data:`EXIT_USAGE`.
+
+    >>> check_names(["ndcg", "ndgc"], ["ndcg", "recall"], "metric")
+    Traceback (most recent call last):
+    ...
+    ef.evaluation.cli._common.CliError: unknown metric 'ndgc'; available: ndcg, recall
+    """
+    known = set(available)
+    unknown = [name for name in names or () if name not in known]
+    if unknown:
+        plural = "s" if len(unknown) > 1 else ""
+        raise CliError(
+            f"unknown {what}{plural} {', '.join(map(repr, unknown))}; "
+            f"available: {', '.join(sorted(known))}",
+            exit_code=EXIT_USAGE,
+        )
+
+
+def add_metric_options(parser: argparse.ArgumentParser, *, cutoffs: bool, default: str) -> None:
+    """Add ``--metrics``, ``--per-query`` and, for ranked retrieval, ``--k``.
+
+    :param parser: the subcommand's parser.
+    :param cutoffs: whether the metrics take rank cutoffs (retrieval, not RAG).
+    :param default: the default metrics, as shown in ``--help``.
+    """
+    if cutoffs:
+        parser.add_argument(
+            "--k",
+            type=parse_cutoffs,
+            metavar="K[,K...]",
+            help="rank cutoffs, comma-separated (default: 1,5,10,100)",
+        )
+    parser.add_argument(
+        "--metrics",
+        type=parse_names,
+        metavar="NAME[,NAME...]",
+        help=f"metrics to compute, comma-separated (default: {default}); "
+        "'ef-eval plugins' lists them all",
+    )
+    parser.add_argument(
+        "--per-query",
+        action="store_true",
+        help="one row per query instead of the means (the JSON output always has both)",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--format``, ``--output`` and ``--debug``."""
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), json (full precision), markdown (a GitHub table) or csv",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback when something fails"
+    )
+
+
+def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``k_values=`` and ``metrics=`` given on the command line; absent ones keep defaults."""
+    options: dict[str, Any] = {}
+    if getattr(args, "k", None) is not None:
+        options["k_values"] = args.k
+    if args.metrics is not None:
+        options["metrics"] = args.metrics
+    return options
+
+
+def retrieval_table(
+    title: str, reports: Mapping[str, RetrievalEvalReport], *, label: str, per_query: bool
+) -> Table:
+    """One row per report (its mean metrics), or per report and query with ``per_query``.
+
+    :param title: what was evaluated.
+    :param reports: the reports by name (a run file, a system), in display order.
+    :param label: the name of the first column (``"run"``, ``"system"``).
+    :param per_query: whether to show each query's values instead of the means.
+
+    >>> report = RetrievalEvalReport({'ndcg@1': 0.5}, {'q1': {'ndcg@1': 1.0},
+    ...     'q2': {'ndcg@1': 0.0}}, 2, (1,))
+    >>> retrieval_table("t", {"bm25": report}, label="run", per_query=True).rows
+    (('bm25', 'q1', 1.0), ('bm25', 'q2', 0.0))
+    """
+    keys = list(dict.fromkeys(key for report in reports.values() for key in report.metrics))
+    if not per_query:
+        rows = [(name, *(r.metrics.get(key) for key in keys)) for name, r in reports.items()]
+        return Table(title, (label, *keys), rows)
+    rows = [
+        (name, query_id, *(values.get(key) for key in keys))
+        for name, report in reports.items()
+        for query_id, values in report.per_query.items()
+    ]
+    return Table(title, (label, "query", *keys), rows)
+
+
+# rendering
+
+
+def _markdown(table: Table) -> str:
+    def escape(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+
+    rule = ["---:" if table.numeric(i) else "---" for i in range(len(table.columns))]
+    lines = [table.columns, rule]
+    lines += [[escape(format_cell(cell, missing="-")) for cell in row] for row in table.rows]
+    return "".join(f"| {' | '.join(map(escape, line))} |\n" for line in lines)
+
+
+def _csv(table: Table) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows([format_cell(cell) for cell in row] for row in table.rows)
+    return buffer.getvalue()
+
+
+def render_text(table: Table, data: Any, output_format: str) -> str:
+    """The text of ``table`` (or of ``data``, for JSON) in a file format.
+
+    :param table: what the markdown and CSV formats show.
+    :param data: the JSON-ready value the JSON format shows.
+    :param output_format: ``json``, ``markdown`` or ``csv``.
+
+    >>> print(render_text(Table("t", ["run", "ndcg@10"], [["bm25", 0.63093]]), {}, "markdown"))
+    | run | ndcg@10 |
+    | --- | ---: |
+    | bm25 | 0.6309 |
+    <BLANKLINE>
+    """
+    if output_format == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if output_format == "markdown":
+        return _markdown(table)
+    if output_format == "csv":
+        return _csv(table)
+    raise ValueError(f"unknown format {output_format!r}; expected json, markdown or csv")
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
+    """Write the result in ``args.format`` to ``args.output`` or standard output.
+
+    The file is written only once everything is rendered, so a failure leaves no partial file.
+    The terminal table gets colours only when it goes to a terminal.
+
+    :param args: the parsed command line (``format``, ``output``).
+    :param table: what the table, markdown and CSV formats show.
+    :param data: what the JSON format shows.
+    :raises CliError: if the output file cannot be written.
+    """
+    from ef.evaluation.cli import _terminal
+
+    if args.format == "table":
+        if args.output is None:
+            _terminal.print_table(table, sys.stdout, terminal=_is_terminal(sys.stdout))
+            return
+        buffer = io.StringIO()
+        _terminal.print_table(table, buffer, terminal=False)
+        text = buffer.getvalue()
+    else:
+        text = render_text(table, data, args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise CliError(f"cannot write {os.fspath(args.output)}: {reason}") from error

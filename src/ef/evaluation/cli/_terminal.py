@@ -1,0 +1,166 @@
+"""The ``--format table`` output: a rich table, sized for where it goes.
+
+Imported only when a table is printed, so the other formats never load rich. Anywhere but a
+terminal (a pipe, a file) the table is plain text at its natural width: never cut, never
+coloured, whatever ``FORCE_COLOR`` says. On a terminal it gets colours and must fit the window
+without losing a digit, so a table of numbers too wide for it is shown with rows and columns
+swapped (metrics down the side) when that fits, and otherwise in blocks of columns, each
+repeating the label columns, as pandas prints a wide frame.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import IO
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ef.evaluation.cli._common import Table, format_cell
+
+__all__ = ["column_blocks", "natural_width", "print_table", "transposed"]
+
+_MISSING = "-"
+
+
+def _texts(table: Table) -> list[list[str]]:
+    return [[format_cell(cell, missing=_MISSING) for cell in row] for row in table.rows]
+
+
+def _column_widths(table: Table) -> list[int]:
+    texts = [list(table.columns), *_texts(table)]
+    return [
+        max(cell_len(line) for row in texts for line in row[i].split("\n"))
+        for i in range(len(table.columns))
+    ]
+
+
+def natural_width(table: Table) -> int:
+    """The width in cells the table needs to show every cell on one line.
+
+    >>> natural_width(Table("t", ["run", "ndcg@10"], [["bm25", 0.5]]))
+    18
+    """
+    # One space of padding either side of each cell, one separator between and around columns.
+    return sum(_column_widths(table)) + 3 * len(table.columns) + 1
+
+
+def transposed(table: Table) -> Table | None:
+    """The table with rows and columns swapped, or None when that makes no sense.
+
+    Only a table with one label column followed by number columns can be swapped: its rows
+    become columns headed by their labels, and each number column becomes a row.
+
+    >>> transposed(Table("t", ["run", "ndcg@1", "ndcg@5"], [["a", 0.1, 0.2], ["b", 0.3, 0.4]]))
+    Table(title='t', columns=('', 'a', 'b'), rows=(('ndcg@1', 0.1, 0.3), ('ndcg@5', 0.2, 0.4)))
+    """
+    columns = range(1, len(table.columns))
+    if not table.rows or not columns or not all(table.numeric(i) for i in columns):
+        return None
+    labels = [format_cell(row[0]) for row in table.rows]
+    rows = [(table.columns[i], *(row[i] for row in table.rows)) for i in columns]
+    return Table(table.title, ("", *labels), rows)
+
+
+def column_blocks(table: Table, width: int) -> list[Table]:
+    """Split a table too wide for ``width`` into tables of fewer columns that each fit.
+
+    The leading label (non-number) columns are repeated in every block. A table whose labels
+    alone do not leave room for one number column, or that has no number column, is returned
+    whole (its text columns can wrap).
+
+    >>> table = Table("t", ["run", "a", "b", "c"], [["bm25", 0.1, 0.2, 0.3]])
+    >>> [block.columns for block in column_blocks(table, 26)]
+    [('run', 'a', 'b'), ('run', 'c')]
+    """
+    if natural_width(table) <= width:
+        return [table]
+    labels = 0
+    while labels < len(table.columns) and not table.numeric(labels):
+        labels += 1
+    if labels == len(table.columns):
+        return [table]
+    widths = [w + 3 for w in _column_widths(table)]
+    base = sum(widths[:labels]) + 1
+    blocks: list[list[int]] = [[]]
+    used = base
+    for i in range(labels, len(table.columns)):
+        if blocks[-1] and used + widths[i] > width:
+            blocks.append([])
+            used = base
+        blocks[-1].append(i)
+        used += widths[i]
+    if any(base + widths[block[0]] > width for block in blocks if len(block) == 1):
+        return [table]
+    return [
+        Table(
+            table.title,
+            [table.columns[i] for i in [*range(labels), *block]],
+            [[row[i] for i in [*range(labels), *block]] for row in table.rows],
+        )
+        for block in blocks
+    ]
+
+
+def _rich_table(table: Table) -> RichTable:
+    rich_table = RichTable(box=box.SIMPLE_HEAD)
+    widths = _column_widths(table)
+    for i, name in enumerate(table.columns):
+        if table.numeric(i):
+            # Numbers are never wrapped or cut: a shortened number would be a wrong number.
+            rich_table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
+        else:
+            rich_table.add_column(name, overflow="fold")
+    for row in _texts(table):
+        rich_table.add_row(*row)
+    return rich_table
+
+
+def _for_terminal(table: Table, width: int) -> list[Table]:
+    """The tables to show for ``table`` in a terminal ``width`` cells wide."""
+    if natural_width(table) <= width:
+        return [table]
+    swapped = transposed(table)
+    if swapped is not None and natural_width(swapped) <= width:
+        return [swapped]
+    return column_blocks(table, width)
+
+
+def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
+    """Print the title and ``table`` to ``stream``, for a terminal or as plain text.
+
+    :param table: what to show.
+    :param stream: where to write.
+    :param terminal: whether ``stream`` is a terminal: colours, and the table fits its width.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print_table(Table("Demo", ["run", "ndcg@10"], [["bm25", 0.63093]]), out, terminal=False)
+    >>> print(out.getvalue())
+    Demo
+    <BLANKLINE>
+      run    ndcg@10
+     ────────────────
+      bm25    0.6309
+    <BLANKLINE>
+    """
+    if terminal:
+        console = Console(file=stream)
+        console.print(table.title, style="bold", highlight=False)
+        for block in _for_terminal(table, console.width):
+            console.print(_rich_table(block))
+        return
+    buffer = io.StringIO()
+    plain = Console(
+        file=buffer, force_terminal=False, color_system=None, width=natural_width(table)
+    )
+    plain.print(_rich_table(table))
+    # rich pads every line to the table's width and frames the table with blank border lines.
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        del lines[0]
+    stream.write(table.title + "\n\n" + "".join(line + "\n" for line in lines))

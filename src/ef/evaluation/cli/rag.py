@@ -1,0 +1,168 @@
+"""``ef-eval rag SAMPLES.jsonl``: score RAG samples with the deterministic lexical metrics.
+
+The file holds one JSON object per line in the :class:`~ef.evaluation.RagSample` shape
+(``user_input``, ``response``, ``retrieved_contexts``, ``reference``); blank lines are skipped,
+gzip is accepted. Scoring is :func:`~ef.evaluation.evaluate_rag`; any problem with a sample is
+reported with the file and line it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ef.evaluation import DatasetFormatError, RagEvalReport, evaluate_rag, registry
+from ef.evaluation._formats import open_text
+from ef.evaluation.cli._common import (
+    Cell,
+    CliError,
+    Table,
+    add_metric_options,
+    add_output_options,
+    check_names,
+    emit,
+)
+
+if TYPE_CHECKING:
+    from ef.evaluation.cli._common import Subparsers
+
+__all__ = ["add_parser", "handle", "rag_table", "read_samples"]
+
+DESCRIPTION = """\
+Score RAG samples with deterministic, reference-based lexical metrics (no LLM): exact match
+and token F1 of the response against the reference, lexical context recall and precision, and
+the share of samples that retrieved any context. SAMPLES is a JSON Lines file, one RagSample
+object per line: {"user_input", "response", "retrieved_contexts", "reference"}.
+"""
+
+# evaluate_rag names a sample by its 0-based index; the file:line replaces that prefix.
+_SAMPLE_PREFIX = re.compile(r"^sample \d+: ")
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register the ``rag`` subcommand."""
+    parser = subparsers.add_parser(
+        "rag", help="score RAG samples from a JSON Lines file", description=DESCRIPTION
+    )
+    parser.add_argument("samples", metavar="SAMPLES", help="a JSON Lines file of RagSample objects")
+    add_metric_options(
+        parser,
+        cutoffs=False,
+        default="exact_match,token_f1,context_recall,context_precision,non_empty_rate",
+    )
+    add_output_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "string" if isinstance(value, str) else "array"
+
+
+def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
+    """Read a JSON Lines file into ``(line number, object)`` pairs, skipping blank lines.
+
+    :raises DatasetFormatError: naming the file and line, for a line that is not JSON or not a
+        JSON object.
+    :raises CliError: if the file holds no sample at all.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "samples.jsonl")
+    ...     _ = path.write_text('{"response": "Paris"}\\n\\n{"response": "Rome"}\\n')
+    ...     print(read_samples(str(path)))
+    [(1, {'response': 'Paris'}), (3, {'response': 'Rome'})]
+    """
+    samples: list[tuple[int, dict[str, Any]]] = []
+    with open_text(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DatasetFormatError(
+                    path,
+                    number,
+                    f"invalid JSON ({error.msg} at column {error.colno})",
+                    "one JSON object (a RagSample) per line",
+                ) from None
+            if not isinstance(record, dict):
+                raise DatasetFormatError(
+                    path,
+                    number,
+                    f"found a JSON {_json_type(record)}, not an object",
+                    "one JSON object (a RagSample) per line",
+                )
+            samples.append((number, record))
+    if not samples:
+        raise CliError(f"{path}: no samples; expected one JSON object (a RagSample) per line")
+    return samples
+
+
+def _evaluate(
+    path: str, samples: list[tuple[int, dict[str, Any]]], **options: Any
+) -> RagEvalReport:
+    """:func:`evaluate_rag`, with an error about a sample pinned to its file and line."""
+    current = 0
+
+    def each() -> Iterator[dict[str, Any]]:
+        nonlocal current
+        for number, sample in samples:
+            current = number  # evaluate_rag checks and scores each sample as it is drawn
+            yield sample
+
+    try:
+        return evaluate_rag(each(), **options)
+    except (ValueError, TypeError) as error:
+        message = _SAMPLE_PREFIX.sub("", str(error))
+        raise CliError(f"{path}:{current}: {message}") from error
+    except Exception as error:
+        error.add_note(f"in {path}:{current}")
+        raise
+
+
+def rag_table(title: str, report: RagEvalReport, lines: list[int], *, per_query: bool) -> Table:
+    """The means (one row per metric, with how many samples it applied to), or every sample.
+
+    :param title: what was evaluated.
+    :param report: the report of :func:`evaluate_rag`.
+    :param lines: the line number of each sample, in order (the per-sample rows show it).
+    :param per_query: one row per sample instead of the means.
+
+    >>> report = evaluate_rag([{'response': 'Paris', 'reference': 'Paris'}],
+    ...     metrics=['exact_match'])
+    >>> rag_table("t", report, [1], per_query=False).rows
+    (('exact_match', 1.0, 1),)
+    """
+    names = list(report.coverage)
+    rows: list[tuple[Cell, ...]]
+    if per_query:
+        rows = [
+            (line, *(values.get(name) for name in names))
+            for line, values in zip(lines, report.per_sample, strict=True)
+        ]
+        return Table(title, ("line", *names), rows)
+    rows = [(name, report.metrics.get(name), report.coverage[name]) for name in names]
+    return Table(title, ("metric", "mean", "samples"), rows)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Score the samples and print the mean of each metric (or each sample's values)."""
+    check_names(args.metrics, registry().rag_metrics, "RAG metric")
+    samples = read_samples(args.samples)
+    options = {} if args.metrics is None else {"metrics": args.metrics}
+    report = _evaluate(args.samples, samples, **options)
+    title = f"RAG metrics over {report.n_samples} samples from {Path(args.samples).name}"
+    lines = [number for number, _ in samples]
+    emit(args, rag_table(title, report, lines, per_query=args.per_query), report.to_dict())
+    return 0
