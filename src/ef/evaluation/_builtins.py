@@ -64,7 +64,9 @@ def _read_beir(source: str | os.PathLike[str], **options: Any) -> tuple[Corpus, 
 def _read_trec(source: str | os.PathLike[str], **options: Any) -> tuple[Corpus, Queries, Qrels]:
     from ef.evaluation._trec import read_trec_qrels
 
-    return {}, {}, read_trec_qrels(source, **options)
+    if options:
+        raise TypeError(f"the trec reader takes no options, got {', '.join(sorted(options))}")
+    return {}, {}, read_trec_qrels(source)
 
 
 @hookimpl
