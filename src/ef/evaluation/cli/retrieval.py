@@ -1,0 +1,394 @@
+"""``ef-eval retrieval DATASET --retriever SPEC``: a baseline on a dataset in one command.
+
+The dataset is anything a registered reader reads (a BEIR folder by default, or
+``builtin:NAME``). The retriever is named by ``--retriever``, resolved by
+:func:`resolve_retriever`; the evaluation is :func:`~ef.evaluation.evaluate_retrieval` with the
+runner's options as flags. On a terminal a progress bar on standard error shows the queries
+done, the rate, the failures and the running NDCG@10; anywhere else nothing is drawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ef.evaluation import (
+    Corpus,
+    Progress,
+    evaluate_retrieval,
+    journal_to_trec_run,
+    read_dataset,
+    registry,
+)
+from ef.evaluation._builtin_datasets import resolve_builtin
+from ef.evaluation.cli._common import (
+    EXIT_USAGE,
+    CliError,
+    add_metric_options,
+    add_output_options,
+    check_names,
+    emit,
+    retrieval_options,
+    retrieval_table,
+)
+
+if TYPE_CHECKING:
+    from ef.evaluation.cli._common import Subparsers
+
+__all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "resolve_retriever"]
+
+RETRIEVER_FORMS = (
+    "bm25",
+    "st:MODEL (e.g. st:all-MiniLM-L6-v2)",
+    "module:attr (e.g. mypackage.search:retriever)",
+    "an http:// or https:// URL",
+)
+"""The ``--retriever`` forms, as the help and the error for a bad one list them."""
+
+DESCRIPTION = """\
+Score a retriever on a dataset: a BEIR folder (corpus.jsonl, queries.jsonl, qrels) or a
+bundled one such as builtin:stdlib-docs. --retriever is 'bm25' or 'st:MODEL' (the dataset's
+corpus is indexed first, with ef.source_manager.ingest), 'module:attr' (an object imported from
+your code: a class is instantiated with the corpus, {doc_id: text}; anything else - a function
+query -> results, an object with search(query, *, limit) - is used as it is; the current
+directory is importable), or a URL (a search service over HTTP: POST {"query", "limit"},
+answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
+"""
+
+_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register the ``retrieval`` subcommand."""
+    parser = subparsers.add_parser(
+        "retrieval",
+        help="score a retriever (bm25, st:MODEL, module:attr or a URL) on a dataset",
+        description=DESCRIPTION,
+    )
+    parser.add_argument(
+        "dataset", metavar="DATASET", help="a BEIR folder, or builtin:NAME (a bundled dataset)"
+    )
+    parser.add_argument(
+        "--retriever",
+        required=True,
+        metavar="SPEC",
+        help="what answers the queries: " + " | ".join(RETRIEVER_FORMS),
+    )
+    parser.add_argument(
+        "--reader", default="beir", metavar="NAME", help="the dataset reader (default: beir)"
+    )
+    index = parser.add_argument_group("indexing (bm25 and st:MODEL)")
+    index.add_argument(
+        "--segment-size",
+        type=_positive_int,
+        default=128,
+        metavar="WORDS",
+        help="the most words in a segment (default: 128)",
+    )
+    index.add_argument(
+        "--overlap",
+        type=_count,
+        default=32,
+        metavar="WORDS",
+        help="words a segment shares with the previous one (default: 32)",
+    )
+    runner = parser.add_argument_group("running")
+    runner.add_argument(
+        "--max-concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="queries in flight at once (default: 1 for a sync retriever, 16 for an async one)",
+    )
+    runner.add_argument(
+        "--timeout", type=_seconds, metavar="SECONDS", help="time allowed per attempt"
+    )
+    runner.add_argument(
+        "--retries",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="extra attempts after a timeout or connection error (default: 0)",
+    )
+    runner.add_argument(
+        "--on-error",
+        choices=("raise", "record"),
+        default="raise",
+        help="stop at the first failed query (raise, the default), or record it and go on",
+    )
+    runner.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="record each finished query in PATH; rerunning with it resumes where it stopped",
+    )
+    runner.add_argument(
+        "--limit",
+        type=_positive_int,
+        metavar="N",
+        help="results to retrieve per query (default: the largest cutoff)",
+    )
+    runner.add_argument(
+        "--save-run",
+        metavar="FILE",
+        help="also write the rankings as a TREC run file ('.gz' compresses)",
+    )
+    runner.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar, even on a terminal",
+    )
+    http = parser.add_argument_group("HTTP retriever (a URL)")
+    http.add_argument("--http-method", choices=("POST", "GET"), default="POST")
+    http.add_argument(
+        "--http-results",
+        default="results",
+        metavar="PATH",
+        help="dotted path to the results in the answer ('' for the answer itself)",
+    )
+    http.add_argument("--http-id-field", default="id", metavar="NAME", help="a result's doc id")
+    http.add_argument(
+        "--http-score-field", metavar="NAME", help="a result's score, saved with --save-run"
+    )
+    http.add_argument(
+        "--http-header",
+        type=_header,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a request header (repeatable)",
+    )
+    add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
+    add_output_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _import_object(spec: str) -> Any:
+    module_name, _, attr_path = spec.partition(":")
+    # A console script's sys.path starts at its own folder: make the user's folder importable.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise CliError(f"--retriever {spec}: cannot import {module_name!r}: {error}") from error
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CliError(
+                f"--retriever {spec}: {module_name!r} has no attribute {attr_path!r}"
+            ) from None
+    return obj
+
+
+def resolve_retriever(
+    spec: str,
+    corpus: Corpus,
+    *,
+    segment_size: int = 128,
+    overlap: int = 32,
+    http_options: Mapping[str, Any] | None = None,
+) -> Any:
+    """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
+
+    - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``;
+    - ``http://…``, ``https://…`` — an :class:`~ef.evaluation._http.HttpRetriever` for the URL;
+    - ``module:attr`` — the object imported from ``module`` (``attr`` may be dotted): a class is
+      instantiated with the corpus, ``attr(corpus)``; anything else — a callable
+      ``query -> results``, an object with ``search(query, *, limit)``, a ``SourceManager`` —
+      is the retriever as it is.
+
+    :param spec: the ``--retriever`` value.
+    :param corpus: the dataset's documents, ``{doc_id: text}``.
+    :param segment_size: passed to ``ingest``.
+    :param overlap: passed to ``ingest``.
+    :param http_options: keyword arguments for the HTTP retriever.
+    :raises CliError: for a spec of no known form (a usage error listing the forms), or a
+        module or attribute that cannot be imported.
+
+    >>> resolve_retriever("ef.evaluation:evaluate_run", {}).__name__
+    'evaluate_run'
+    """
+    if spec == "bm25" or spec.startswith("st:"):
+        from ef.source_manager import ingest
+
+        return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
+    if spec.startswith(("http://", "https://")):
+        from ef.evaluation._http import HttpRetriever
+
+        return HttpRetriever(spec, **dict(http_options or {}))
+    if _MODULE_ATTR.match(spec):
+        obj = _import_object(spec)
+        return obj(corpus) if isinstance(obj, type) else obj
+    raise CliError(
+        f"unknown retriever {spec!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
+        exit_code=EXIT_USAGE,
+    )
+
+
+def _stderr_is_terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@contextlib.contextmanager
+def _status(message: str, *, show: bool) -> Iterator[None]:
+    """A spinner with ``message`` on standard error while the block runs (terminal only)."""
+    if not show:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(message):
+        yield
+
+
+@contextlib.contextmanager
+def _progress_bar(*, show: bool) -> Iterator[Callable[[Progress], None] | None]:
+    """A ``progress=`` callback drawing a bar on standard error, or None when not shown."""
+    if not show:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
+        TextColumn("queries"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[failed]}"),
+        TextColumn("{task.fields[metric]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+    task = bar.add_task("queries", total=None, rate="", failed="", metric="")
+
+    def update(progress: Progress) -> None:
+        rate = progress.done / progress.elapsed if progress.elapsed > 0 else 0.0
+        metric = (
+            f"{progress.primary_name} {progress.primary:.4f}"
+            if progress.primary is not None and progress.primary_name
+            else ""
+        )
+        bar.update(
+            task,
+            completed=progress.done,
+            total=progress.total,
+            rate=f"{rate:.1f} q/s",
+            failed=f"{progress.failed} failed" if progress.failed else "",
+            metric=metric,
+        )
+
+    with bar:
+        yield update
+
+
+def _http_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "method": args.http_method,
+        "results": args.http_results,
+        "id_field": args.http_id_field,
+        "score_field": args.http_score_field,
+        "headers": dict(args.http_header) or None,
+    }
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Read the dataset, build the retriever, evaluate it and print the metrics."""
+    check_names(args.metrics, registry().metrics, "metric")
+    check_names([args.reader], registry().readers, "dataset reader")
+    if args.overlap >= args.segment_size:
+        raise CliError(
+            f"--overlap ({args.overlap}) must be smaller than --segment-size ({args.segment_size})",
+            exit_code=EXIT_USAGE,
+        )
+    corpus, queries, qrels = read_dataset(resolve_builtin(args.dataset), reader=args.reader)
+    show = _stderr_is_terminal() and not args.no_progress
+    needs_index = args.retriever == "bm25" or args.retriever.startswith("st:")
+    message = f"indexing {len(corpus)} documents with {args.retriever}"
+    with _status(message, show=show and needs_index):
+        retriever = resolve_retriever(
+            args.retriever,
+            corpus,
+            segment_size=args.segment_size,
+            overlap=args.overlap,
+            http_options=_http_options(args),
+        )
+    with contextlib.ExitStack() as stack:
+        journal = args.journal
+        if journal is None and args.save_run is not None:
+            # The journal holds each query's ranking and scores: the run file is written from it.
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ef-eval-"))
+            journal = os.path.join(folder, "journal.jsonl")
+        progress = stack.enter_context(_progress_bar(show=show))
+        report = evaluate_retrieval(
+            retriever,
+            qrels,
+            queries,
+            **retrieval_options(args),
+            limit=args.limit,
+            max_concurrency=args.max_concurrency,
+            timeout=args.timeout,
+            retries=args.retries,
+            on_error=args.on_error,
+            progress=progress,
+            journal=journal,
+        )
+        if args.save_run is not None and journal is not None:
+            journal_to_trec_run(journal, args.save_run, tag=_run_tag(args.retriever))
+    title = (
+        f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus)} documents, "
+        f"{report.n_queries} queries"
+    )
+    table = retrieval_table(
+        title, {args.retriever: report}, label="retriever", per_query=args.per_query
+    )
+    emit(args, table, report.to_dict())
+    return 0
+
+
+def _dataset_name(source: str) -> str:
+    return source if source.startswith("builtin:") else Path(source).name or source
+
+
+def _run_tag(spec: str) -> str:
+    """A TREC run tag from the retriever spec: no whitespace, at most 40 characters."""
+    return re.sub(r"\s+", "_", spec)[:40] or "ef"
