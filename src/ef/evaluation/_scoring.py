@@ -41,7 +41,15 @@ class RankingSummary:
     :ivar n_relevant: ``R``, the number of relevant ids, retrieved or not.
     """
 
-    __slots__ = ("gains", "ideal_gains", "n_relevant", "positions", "ranked", "relevant")
+    __slots__ = (
+        "_ranked",
+        "_unique",
+        "gains",
+        "ideal_gains",
+        "n_relevant",
+        "positions",
+        "relevant",
+    )
 
     def __init__(
         self,
@@ -50,13 +58,28 @@ class RankingSummary:
         positions: list[int],
         gains: list[float],
         ideal_gains: list[float],
+        *,
+        unique: bool = True,
     ) -> None:
-        self.ranked = ranked
+        self._ranked = ranked
+        self._unique = unique
         self.relevant = relevant
         self.positions = positions
         self.gains = gains
         self.ideal_gains = ideal_gains
         self.n_relevant = len(ideal_gains)
+
+    @property
+    def ranked(self) -> Sequence[str]:
+        """The de-duplicated ranking (first occurrence of an id wins)."""
+        # De-duplicating reads every id: done only for the metrics that look at the ranking
+        # itself; the built-in ones need only the positions.
+        if not self._unique:
+            ranked = self._ranked
+            if len(set(ranked)) != len(ranked):
+                self._ranked = list(dict.fromkeys(ranked))
+            self._unique = True
+        return self._ranked
 
 
 def relevant_grades(relevant: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -78,22 +101,34 @@ def summarize(
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
     :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
     """
-    if not unique and len(set(ranked)) != len(ranked):
-        ranked = list(dict.fromkeys(ranked))
     if positives is None:
         positives = relevant_grades(relevant)
     found: list[tuple[int, float]] = []
     if positives:
         n = len(ranked)
         if len(positives) * 16 <= n:
-            # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop.
+            # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
+            # stops at the first occurrence, the one de-duplication keeps.
             index = ranked.index
             for doc_id, grade in positives:
                 try:
                     found.append((index(doc_id), grade))
                 except ValueError:
                     pass
+            if found and not unique:
+                found.sort()
+                # A repeated id shifts what follows it: only the ids above the last relevant one
+                # found matter, so only they are checked (in the usual case, a short prefix).
+                last = found[-1][0] + 1
+                if len(set(ranked[:last])) != last:
+                    raw, ranked = ranked, list(dict.fromkeys(ranked))
+                    unique = True
+                    where = dict(zip(ranked, range(n), strict=False))
+                    found = [(where[raw[position]], grade) for position, grade in found]
         else:
+            if not unique:
+                ranked = list(dict.fromkeys(ranked))
+                unique = True
             where = dict(zip(ranked, range(n), strict=False))
             for doc_id, grade in positives:
                 position = where.get(doc_id)
@@ -101,7 +136,9 @@ def summarize(
                     found.append((position, grade))
         found.sort()
     ideal = sorted((grade for _, grade in positives), reverse=True)
-    return RankingSummary(ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal)
+    return RankingSummary(
+        ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal, unique=unique
+    )
 
 
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
