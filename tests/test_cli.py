@@ -363,6 +363,56 @@ def test_plugins_table_shows_the_builtins() -> None:
     assert "non_empty_rate" in text
 
 
+@pytest.mark.parametrize("output_format", ["csv", "markdown"])
+def test_plugins_csv_and_markdown_have_a_row_per_plugin(output_format: str) -> None:
+    text = ok("plugins", "--format", output_format)  # third-party plugins deselected
+    rows = csv_rows(text) if output_format == "csv" else markdown_rows(text)
+    assert rows[0] == [
+        "plugin",
+        "distribution",
+        "version",
+        "hooks",
+        "metrics",
+        "RAG metrics",
+        "readers",
+    ]
+    builtins = [info for info in list_plugins() if info.builtin]
+    assert [row[:3] for row in rows[1:]] == [
+        [info.name, info.distribution, info.version] for info in builtins
+    ]
+    separator = "\n" if output_format == "csv" else "<br>"
+    assert rows[1][3].split(separator) == [
+        hook.removeprefix("ef_evaluation_") for hook in builtins[0].hooks
+    ]
+    assert rows[1][6].split(separator) == ["beir", "trec"]
+
+
+def test_rag_table_shows_each_metrics_mean_and_coverage(data: dict[str, Any]) -> None:
+    lines = ok("rag", data["samples"]).splitlines()
+    assert lines[0] == "RAG metrics over 4 samples from samples.jsonl"
+    report = evaluate_rag(RAG_LINES)
+    rows = [line.split() for line in lines[4:]]
+    assert rows == [
+        [name, four(report.metrics[name]), str(report.coverage[name])] for name in report.coverage
+    ]
+
+
+def test_demo_per_query_csv_and_markdown_show_each_query() -> None:
+    corpus, queries, qrels = demo_dataset()
+    report = evaluate_retrieval(
+        demo_retriever(corpus), qrels, queries, k_values=(10,), metrics=("ndcg", "recall")
+    )
+    expected = [
+        ["bm25", query, four(values["ndcg@10"]), four(values["recall@10"])]
+        for query, values in report.per_query.items()
+    ]
+    options = ("--per-query", "--k", "10", "--metrics", "ndcg,recall")
+    assert csv_rows(ok("demo", *options, "--format", "csv"))[1:] == expected
+    markdown = markdown_rows(ok("demo", *options, "--format", "markdown"))
+    assert markdown[0] == ["retriever", "query", "ndcg@10", "recall@10"]
+    assert markdown[1:] == expected
+
+
 def test_demo_runs_with_no_arguments_and_prints_a_titled_table() -> None:
     lines = ok("demo").splitlines()
     assert lines[0].startswith("BM25 (built-in, pure Python) on the demo dataset: 30 documents")

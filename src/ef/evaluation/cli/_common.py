@@ -241,7 +241,10 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="table (default), json (full precision), markdown (a GitHub table) or csv",
     )
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="write to FILE instead of standard output"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of standard output ('-' is standard output)",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show the full traceback when something fails"
@@ -346,8 +349,9 @@ def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
     """
     from ef.evaluation.cli import _terminal
 
+    output = None if args.output == "-" else args.output
     if args.format == "table":
-        if args.output is None:
+        if output is None:
             _terminal.print_table(table, sys.stdout, terminal=_is_terminal(sys.stdout))
             return
         buffer = io.StringIO()
@@ -355,12 +359,12 @@ def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
         text = buffer.getvalue()
     else:
         text = render_text(table, data, args.format)
-    if args.output is None:
+    if output is None:
         sys.stdout.write(text)
         return
     try:
-        with open(args.output, "w", encoding="utf-8", newline="") as out:
+        with open(output, "w", encoding="utf-8", newline="") as out:
             out.write(text)
     except OSError as error:
         reason = error.strerror or str(error)
-        raise CliError(f"cannot write {os.fspath(args.output)}: {reason}") from error
+        raise CliError(f"cannot write {os.fspath(output)}: {reason}") from error

@@ -124,10 +124,13 @@ def _evaluate(
     try:
         return evaluate_rag(each(), **options)
     except (ValueError, TypeError) as error:
+        if not current:  # nothing was drawn: the error is not about a sample
+            raise
         message = _SAMPLE_PREFIX.sub("", str(error))
         raise CliError(f"{path}:{current}: {message}") from error
     except Exception as error:
-        error.add_note(f"in {path}:{current}")
+        if current:
+            error.add_note(f"in {path}:{current}")
         raise
 
 
