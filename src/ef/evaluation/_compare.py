@@ -1,0 +1,452 @@
+"""Comparing systems with a baseline: paired per-query values in, a comparison report out."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ef.evaluation import _stats
+from ef.evaluation._reports import RetrievalEvalReport
+from ef.evaluation._retrieval import evaluate_run
+from ef.evaluation._types import Qrels, Run
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["ComparisonReport", "PairedComparison", "compare"]
+
+_SHOWN_IDS = 10
+
+
+def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _interval(value: Iterable[float] | None) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    low, high = value
+    return (float(low), float(high))
+
+
+def _comparison_tuple(values: Iterable[PairedComparison]) -> tuple[PairedComparison, ...]:
+    return tuple(values)
+
+
+@attrs.frozen
+class PairedComparison:
+    """One system against the baseline on one metric, over the paired queries.
+
+    :param system: the compared system's name.
+    :param metric: the metric key (``"ndcg@10"``).
+    :param mean: the system's mean over the paired queries.
+    :param baseline_mean: the baseline's mean over the same queries.
+    :param difference: the mean of the per-query differences, system minus baseline.
+    :param wins: queries where the system scores higher than the baseline.
+    :param ties: queries where both score the same.
+    :param losses: queries where the system scores lower.
+    :param effect_size: Cohen's d for paired data, ``None`` when undefined.
+    :param p_values: the raw p-value of each test that gives one (``None``: undefined).
+    :param adjusted_p_values: the same after the report's correction.
+    :param confidence_interval: the bootstrap interval of ``difference``, if it was asked for.
+    """
+
+    system: str
+    metric: str
+    mean: float
+    baseline_mean: float
+    difference: float
+    wins: int
+    ties: int
+    losses: int
+    effect_size: float | None
+    p_values: dict[str, float | None]
+    adjusted_p_values: dict[str, float | None]
+    confidence_interval: tuple[float, float] | None = attrs.field(default=None, converter=_interval)
+
+
+@attrs.frozen
+class ComparisonReport:
+    """The outcome of :func:`compare` — systems against a baseline, metric by metric.
+
+    ``means`` maps every system (the baseline too) to its mean of each metric over the
+    paired queries; ``comparisons`` holds one :class:`PairedComparison` per compared system
+    and metric. A difference is significant when its adjusted p-value is at most ``alpha``
+    (for ``"bootstrap"``: when its interval leaves out 0). The report keeps every parameter
+    that decided the numbers, and round-trips through JSON.
+
+    >>> def scored(values):
+    ...     per_query = {q: {'ndcg@10': v} for q, v in values.items()}
+    ...     return RetrievalEvalReport({}, per_query, len(values), (10,))
+    >>> report = compare(
+    ...     {'bm25': scored({'q1': 0.2, 'q2': 0.4}), 'dense': scored({'q1': 0.6, 'q2': 0.5})},
+    ...     baseline='bm25', tests=('randomization',))
+    >>> report.comparison('dense', 'ndcg@10').wins
+    2
+    >>> report.comparison('dense', 'ndcg@10').p_values
+    {'randomization': 0.5}
+    """
+
+    baseline: str
+    systems: tuple[str, ...] = attrs.field(converter=_str_tuple)
+    metrics: tuple[str, ...] = attrs.field(converter=_str_tuple)
+    means: dict[str, dict[str, float]]
+    comparisons: tuple[PairedComparison, ...] = attrs.field(converter=_comparison_tuple)
+    n_queries: int
+    tests: tuple[str, ...] = attrs.field(converter=_str_tuple)
+    correction: str | None
+    alpha: float = 0.05
+    confidence_level: float = 0.95
+    n_permutations: int = 10_000
+    n_resamples: int = 10_000
+    seed: int = 0
+
+    def comparison(self, system: str, metric: str) -> PairedComparison:
+        """The comparison of ``system`` with the baseline on ``metric``.
+
+        :raises KeyError: if there is none (the baseline itself, or an unknown name).
+        """
+        for row in self.comparisons:
+            if row.system == system and row.metric == metric:
+                return row
+        raise KeyError(f"no comparison of system {system!r} on metric {metric!r}")
+
+    def significant(self, system: str, metric: str, test: str | None = None) -> bool:
+        """Whether ``system`` differs significantly from the baseline on ``metric``.
+
+        :param test: which test decides; ``None`` means the first of :attr:`tests`.
+        :raises KeyError: for an unknown system or metric, or a test the report did not run.
+        """
+        test = self.tests[0] if test is None else test
+        if test not in self.tests:
+            raise KeyError(f"test {test!r} was not run (ran: {', '.join(self.tests)})")
+        row = self.comparison(system, metric)
+        if test == "bootstrap":
+            interval = row.confidence_interval
+            return interval is not None and (interval[0] > 0.0 or interval[1] < 0.0)
+        p_value = row.adjusted_p_values.get(test)
+        return p_value is not None and p_value <= self.alpha
+
+    def best(self, metric: str) -> tuple[str, ...]:
+        """The systems with the highest mean of ``metric`` (several on a tie)."""
+        top = max(self.means[system][metric] for system in self.systems)
+        return tuple(s for s in self.systems if self.means[s][metric] == top)
+
+    def to_markdown(self, *, test: str | None = None, digits: int = 4) -> str:
+        """A Markdown table; see :func:`ef.evaluation._compare_render.to_markdown`."""
+        from ef.evaluation._compare_render import to_markdown
+
+        return to_markdown(self, test=test, digits=digits)
+
+    def to_latex(self, *, test: str | None = None, digits: int = 4) -> str:
+        """A LaTeX table; see :func:`ef.evaluation._compare_render.to_latex`."""
+        from ef.evaluation._compare_render import to_latex
+
+        return to_latex(self, test=test, digits=digits)
+
+    def to_table(self, *, test: str | None = None, digits: int = 4) -> Table:
+        """A rich table for the terminal; see :func:`ef.evaluation._compare_render.to_table`."""
+        from ef.evaluation._compare_render import to_table
+
+        return to_table(self, test=test, digits=digits)
+
+    def to_details_table(self, *, digits: int = 4) -> Table:
+        """A rich table of every comparison; see :mod:`ef.evaluation._compare_render`."""
+        from ef.evaluation._compare_render import to_details_table
+
+        return to_details_table(self, digits=digits)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (the inverse of :meth:`from_dict`)."""
+        data = attrs.asdict(self)
+        for name in ("systems", "metrics", "tests"):
+            data[name] = list(data[name])
+        data["comparisons"] = [dict(row) for row in data["comparisons"]]
+        for row in data["comparisons"]:
+            if row["confidence_interval"] is not None:
+                row["confidence_interval"] = list(row["confidence_interval"])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ComparisonReport:
+        """Rebuild a report from :meth:`to_dict` output."""
+        fields = dict(data)
+        fields["comparisons"] = [PairedComparison(**row) for row in fields["comparisons"]]
+        return cls(**fields)
+
+    def to_json(self, **dumps_options: Any) -> str:
+        """The report as a JSON string."""
+        return json.dumps(self.to_dict(), **dumps_options)
+
+    @classmethod
+    def from_json(cls, text: str) -> ComparisonReport:
+        """Rebuild a report from :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+
+def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
+    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys."""
+    names: list[str] = []
+    cutoffs: list[int] = []
+    for key in metrics:
+        name, at, cutoff = key.partition("@")
+        if at:
+            if not cutoff.isdigit() or int(cutoff) < 1:
+                raise ValueError(f"metric {key!r}: the cutoff after '@' must be an int >= 1")
+            cutoffs.append(int(cutoff))
+        if name not in names:
+            names.append(name)
+    # Metrics without a cutoff (bpref) still need one for the scoring plan; it adds no key.
+    return names, sorted(set(cutoffs)) or [1]
+
+
+def _shown(ids: Sequence[str]) -> str:
+    more = len(ids) - _SHOWN_IDS
+    listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
+    return listed + (f" and {more} more" if more > 0 else "")
+
+
+def _per_query(
+    name: str, system: object, qrels: Qrels | None, metrics: Sequence[str]
+) -> Mapping[str, Mapping[str, float]]:
+    """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
+    if isinstance(system, RetrievalEvalReport):
+        if system.failures:
+            failed = [failure.query_id for failure in system.failures]
+            raise ValueError(
+                f"system {name!r}: its report has {len(failed)} failed queries "
+                f"({_shown(failed)}) with no values; comparing on the rest would pair fewer "
+                "queries than were judged: evaluate them again first"
+            )
+        return system.per_query
+    if not isinstance(system, Mapping):
+        raise TypeError(
+            f"system {name!r}: expected a RetrievalEvalReport or a run "
+            f"({{query_id: ranking or {{doc_id: score}}}}), got {type(system).__name__}"
+        )
+    if qrels is None:
+        raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
+    names, cutoffs = _metric_plan(metrics)
+    run: Run = system
+    return evaluate_run(run, qrels, k_values=cutoffs, metrics=names).per_query
+
+
+def _paired_values(
+    per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str]
+) -> tuple[int, dict[str, dict[str, list[float]]]]:
+    """Each system's values of each metric, over the same queries in the same order."""
+    query_ids = list(dict.fromkeys(q for values in per_query.values() for q in values))
+    if not query_ids:
+        raise ValueError("no query to compare: every system has empty per-query values")
+    problems = []
+    for name, values in per_query.items():
+        missing = [q for q in query_ids if q not in values]
+        if missing:
+            problems.append(f"system {name!r} lacks {len(missing)} queries: {_shown(missing)}")
+    if problems:
+        raise ValueError(
+            "systems are paired by query id, and every system must have every query; "
+            + "; ".join(problems)
+        )
+    paired: dict[str, dict[str, list[float]]] = {}
+    for name, values in per_query.items():
+        paired[name] = {}
+        for metric in metrics:
+            lacking = [q for q in query_ids if metric not in values[q]]
+            if lacking:
+                available = sorted(values[lacking[0]])
+                raise ValueError(
+                    f"system {name!r} has no {metric!r} for queries {_shown(lacking)} "
+                    f"(it has: {', '.join(available) or 'nothing'})"
+                )
+            paired[name][metric] = [float(values[q][metric]) for q in query_ids]
+    return len(query_ids), paired
+
+
+def _check_options(
+    systems: Mapping[str, object],
+    baseline: str,
+    metrics: Sequence[str],
+    tests: Sequence[str],
+    correction: str | None,
+    alpha: float,
+) -> None:
+    if baseline not in systems:
+        raise ValueError(
+            f"baseline {baseline!r} is not one of the systems ({', '.join(map(repr, systems))})"
+        )
+    if len(systems) < 2:
+        raise ValueError("nothing to compare: give at least one system besides the baseline")
+    if not metrics or isinstance(metrics, str):
+        raise ValueError(f"metrics must be a non-empty sequence of keys, got {metrics!r}")
+    if not tests or isinstance(tests, str):
+        raise ValueError(f"tests must be a non-empty sequence of names, got {tests!r}")
+    for test in tests:
+        if test not in _stats.TESTS:
+            raise ValueError(f"unknown test {test!r}: expected any of {', '.join(_stats.TESTS)}")
+    if correction is not None and correction not in _stats.CORRECTIONS:
+        raise ValueError(
+            f"unknown correction {correction!r}: "
+            f"expected one of {', '.join(_stats.CORRECTIONS)} or None"
+        )
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def compare(
+    systems: Mapping[str, RetrievalEvalReport | Run],
+    qrels: Qrels | None = None,
+    *,
+    baseline: str,
+    metrics: Sequence[str] = ("ndcg@10",),
+    tests: Sequence[str] = ("t-test", "randomization"),
+    correction: str | None = "holm",
+    n_permutations: int = 10_000,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence_level: float = 0.95,
+) -> ComparisonReport:
+    """Compare systems with a baseline on per-query values, with paired significance tests.
+
+    Each system is a :class:`RetrievalEvalReport` or a run (``{query_id: ranking}`` or
+    ``{query_id: {doc_id: score}}``, scored against ``qrels`` with :func:`evaluate_run`; a
+    judged query missing from a run scores 0). Values are paired by query id, never by
+    position: every system must have every query, or a :class:`ValueError` names the missing
+    ones — a report with failed queries is refused rather than compared on fewer queries.
+
+    Tests (``scipy.stats``, the optional ``stats`` extra): ``"t-test"`` (paired Student),
+    ``"randomization"`` (Fisher's paired randomisation test, ``n_permutations`` swaps),
+    ``"wilcoxon"`` (signed-rank) and ``"bootstrap"`` (a paired bootstrap interval of the mean
+    difference at ``confidence_level``, ``n_resamples`` resamples); each random test draws
+    from ``numpy.random.default_rng(seed)`` afresh, so the same seed gives the same report.
+    Every comparison also carries wins, ties and losses, and Cohen's d for paired data. The
+    p-values of one test on one metric, over all systems compared with the baseline, form a
+    family adjusted by ``correction``: ``"holm"``, ``"bonferroni"``, ``"bh"``
+    (Benjamini–Hochberg) or ``None``. See :mod:`ef.evaluation._stats` for the edge cases
+    (identical systems give p = 1, effect 0 and the interval (0, 0)).
+
+    :param systems: system name → report or run; the baseline is one of them.
+    :param qrels: the judgements that score the runs (unused for reports).
+    :param baseline: the name of the system the others are compared with.
+    :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``).
+    :param tests: which tests to run; the first decides the significance marks.
+    :param correction: the multiple-testing correction.
+    :param n_permutations: random swaps of the randomisation test.
+    :param n_resamples: resamples of the bootstrap.
+    :param seed: the seed of the random tests.
+    :param alpha: the significance level.
+    :param confidence_level: the coverage of the bootstrap interval.
+    :raises ValueError: for an unknown baseline, test, correction or metric, a run without
+        ``qrels``, or systems that do not all have the same queries and metrics.
+    :raises TypeError: for a system that is neither a report nor a run.
+    :raises ImportError: if scipy (the ``stats`` extra) is not installed.
+
+    >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}, 'q3': {'d3': 1.0}}
+    >>> runs = {'bm25': {'q1': ['d9', 'd1'], 'q2': ['d9', 'd2'], 'q3': ['d3']},
+    ...         'dense': {'q1': ['d1'], 'q2': ['d2'], 'q3': ['d3']}}
+    >>> report = compare(runs, qrels, baseline='bm25', metrics=('mrr@10',))
+    >>> row = report.comparison('dense', 'mrr@10')
+    >>> row.difference, (row.wins, row.ties, row.losses)
+    (0.3333333333333333, (2, 1, 0))
+    >>> round(row.p_values['t-test'], 4)
+    0.1835
+    """
+    metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
+    tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
+    _check_options(systems, baseline, metrics, tests, correction, alpha)
+    names = [baseline, *(name for name in systems if name != baseline)]
+    per_query = {name: _per_query(name, systems[name], qrels, metrics) for name in names}
+    n_queries, paired = _paired_values(per_query, metrics)
+
+    rows: list[PairedComparison] = []
+    for metric in metrics:
+        base = paired[baseline][metric]
+        raw = {
+            name: _p_values(paired[name][metric], base, tests, n_permutations, seed)
+            for name in names[1:]
+        }
+        adjusted = _adjust(raw, correction)
+        for name in names[1:]:
+            values = paired[name][metric]
+            pairs = list(zip(values, base, strict=True))
+            interval = None
+            if "bootstrap" in tests:
+                interval = _stats.bootstrap_interval(
+                    values,
+                    base,
+                    confidence_level=confidence_level,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            rows.append(
+                PairedComparison(
+                    system=name,
+                    metric=metric,
+                    mean=math.fsum(values) / n_queries,
+                    baseline_mean=math.fsum(base) / n_queries,
+                    difference=math.fsum(v - b for v, b in pairs) / n_queries,
+                    wins=sum(v > b for v, b in pairs),
+                    ties=sum(v == b for v, b in pairs),
+                    losses=sum(v < b for v, b in pairs),
+                    effect_size=_stats.cohens_d(values, base),
+                    p_values=raw[name],
+                    adjusted_p_values=adjusted[name],
+                    confidence_interval=interval,
+                )
+            )
+    return ComparisonReport(
+        baseline=baseline,
+        systems=names,
+        metrics=metrics,
+        means={
+            name: {m: math.fsum(paired[name][m]) / n_queries for m in metrics} for name in names
+        },
+        comparisons=rows,
+        n_queries=n_queries,
+        tests=tests,
+        correction=correction,
+        alpha=alpha,
+        confidence_level=confidence_level,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
+def _p_values(
+    values: Sequence[float],
+    base: Sequence[float],
+    tests: Sequence[str],
+    n_permutations: int,
+    seed: int,
+) -> dict[str, float | None]:
+    p_values: dict[str, float | None] = {}
+    for test in tests:
+        if test == "t-test":
+            p_values[test] = _stats.paired_t_test(values, base)
+        elif test == "randomization":
+            p_values[test] = _stats.randomization_test(
+                values, base, n_permutations=n_permutations, seed=seed
+            )
+        elif test == "wilcoxon":
+            p_values[test] = _stats.wilcoxon_test(values, base)
+    return p_values
+
+
+def _adjust(
+    raw: Mapping[str, Mapping[str, float | None]], correction: str | None
+) -> dict[str, dict[str, float | None]]:
+    """Each test's p-values adjusted over the systems (one family); undefined ones stay None."""
+    adjusted: dict[str, dict[str, float | None]] = {name: dict(p) for name, p in raw.items()}
+    tests = {test for p_values in raw.values() for test in p_values}
+    for test in tests:
+        defined = [(name, p[test]) for name, p in raw.items() if p[test] is not None]
+        values = _stats.adjust_p_values([p for _, p in defined if p is not None], correction)
+        for (name, _), value in zip(defined, values, strict=True):
+            adjusted[name][test] = value
+    return adjusted
