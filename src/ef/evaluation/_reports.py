@@ -117,6 +117,7 @@ class RetrievalEvalReport:
         data = attrs.asdict(self)
         data["k_values"] = list(self.k_values)
         data["short_rankings"] = list(self.short_rankings)
+        data["failures"] = [attrs.asdict(failure) for failure in self.failures]
         return data
 
     @classmethod

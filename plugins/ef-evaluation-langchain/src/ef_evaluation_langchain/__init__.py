@@ -2,20 +2,25 @@
 
 Adapts any ``langchain_core.retrievers.BaseRetriever`` (async ``ainvoke`` on asyncio, sync
 ``invoke`` in worker threads elsewhere) and maps ``Document`` results to source doc ids.
+
+Loading the plugin imports nothing of LangChain: an object can only be a LangChain retriever or
+document if ``langchain_core`` was imported already, so the hooks look there first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import attrs
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
 
 from ef.evaluation import hookimpl
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
 
 __all__ = ["LangChainRetriever", "document_id"]
 
@@ -66,6 +71,8 @@ def _search(retriever: BaseRetriever, id_key: str | None) -> Callable[..., Any]:
         if _on_asyncio():
             documents = await retriever.ainvoke(query)
         else:
+            import anyio.to_thread
+
             # LangChain's async path needs asyncio; elsewhere its sync path runs in a thread.
             documents = await anyio.to_thread.run_sync(
                 retriever.invoke, query, abandon_on_cancel=True
@@ -83,7 +90,8 @@ def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
     """LangChain retrievers, bare or wrapped in :class:`LangChainRetriever`."""
     if isinstance(retriever, LangChainRetriever):
         return _search(retriever.retriever, retriever.id_key)
-    if isinstance(retriever, BaseRetriever):
+    module = sys.modules.get("langchain_core.retrievers")
+    if module is not None and isinstance(retriever, module.BaseRetriever):
         return _search(retriever, None)
     return None
 
@@ -91,6 +99,7 @@ def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
 @hookimpl
 def ef_evaluation_doc_id_getter(result_type: type) -> Callable[[Any], str] | None:
     """``Document`` results map to ``Document.id``."""
-    if issubclass(result_type, Document):
+    module = sys.modules.get("langchain_core.documents")
+    if module is not None and issubclass(result_type, module.Document):
         return document_id
     return None
