@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import anyio
@@ -47,9 +47,6 @@ __all__ = [
 
 DEFAULT_SYNC_CONCURRENCY = 1
 DEFAULT_ASYNC_CONCURRENCY = 16
-
-# Exponents past this already exceed any finite ``backoff_max``; capping avoids float overflow.
-_MAX_BACKOFF_EXPONENT = 64
 
 
 def _optional_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -105,6 +102,11 @@ def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[An
             )
 
 
+def _optional_random(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, random.Random):
+        raise ValueError(f"{attribute.name} must be a random.Random or None, got {value!r}")
+
+
 def _on_error_mode(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in ("raise", "record"):
         raise ValueError(f"{attribute.name} must be 'raise' or 'record', got {value!r}")
@@ -158,7 +160,7 @@ class RunnerOptions:
         default=None,
         eq=False,
         repr=False,
-        validator=attrs.validators.optional(attrs.validators.instance_of(random.Random)),
+        validator=_optional_random,
     )
 
     def concurrency_for(self, *, is_async: bool) -> int:
@@ -173,8 +175,13 @@ class RunnerOptions:
         >>> RunnerOptions(backoff_base=0.5).backoff_delay(3, random.Random(0)) <= 2.0
         True
         """
-        exponent = min(retry - 1, _MAX_BACKOFF_EXPONENT)
-        return rng.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0**exponent))
+        if self.backoff_base == 0:
+            return 0.0
+        try:
+            growth = self.backoff_base * 2.0 ** (retry - 1)
+        except OverflowError:
+            growth = math.inf
+        return rng.uniform(0.0, min(self.backoff_max, growth))
 
     def should_retry(self, error: Exception, attempts: int) -> bool:
         """Whether ``error``, raised by attempt number ``attempts``, earns another attempt."""
@@ -282,7 +289,7 @@ class _AsyncRun:
         self._planned = planned
         self._options = options
         self._on_outcome = on_outcome
-        self._invoke = self._await_call if is_async else self._call_in_thread
+        self._invoke: Callable[[str], Awaitable[Any]] = call if is_async else self._call_in_thread
         # Our own limiter: the default one (40 threads) would cap max_concurrency silently.
         self._limiter = None if is_async else anyio.CapacityLimiter(concurrency)
         self._pacer = _AsyncPacer(options.rate_limit) if options.rate_limit else None
@@ -363,9 +370,6 @@ class _AsyncRun:
         with anyio.move_on_after(timeout):
             return await self._invoke(text)
         raise TimeoutError(f"the retriever gave no answer within the {timeout:g} s timeout")
-
-    async def _await_call(self, text: str) -> Any:
-        return await self._call(text)
 
     async def _call_in_thread(self, text: str) -> Any:
         # On cancellation (a timeout, raise mode, an outer scope) the thread is abandoned: it
