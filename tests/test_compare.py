@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._compare import ComparisonReport, PairedComparison, compare
+from ef.evaluation._compare import compare
+from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
 from ef.evaluation._reports import QueryFailure, RetrievalEvalReport
 from ef.evaluation._retrieval import evaluate_run
 from ef.evaluation._stats import adjust_p_values, paired_t_test, randomization_test

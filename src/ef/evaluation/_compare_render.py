@@ -4,6 +4,7 @@ Every rendering shows the same thing: one row per system (the baseline first), o
 metric, the mean over the paired queries; the best mean of each metric in bold, a dagger on a
 mean that differs significantly from the baseline's, and a caption naming the test, the
 correction and the significance level, so a table copied into a paper says how it was made.
+
 """
 
 from __future__ import annotations
@@ -13,11 +14,31 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from ef.evaluation._compare import ComparisonReport
+    from ef.evaluation._comparison_report import ComparisonReport
 
 __all__ = ["caption", "to_details_table", "to_latex", "to_markdown", "to_table"]
 
 _DAGGER = "†"
+
+
+def _example_report() -> ComparisonReport:
+    """The comparison the examples of this module show: two systems over six queries."""
+    from ef.evaluation._compare import compare
+    from ef.evaluation._reports import RetrievalEvalReport
+
+    def scored(*values: float) -> RetrievalEvalReport:
+        per_query = {f"q{i}": {"ndcg@10": v} for i, v in enumerate(values)}
+        return RetrievalEvalReport({}, per_query, len(values), (10,))
+
+    return compare(
+        {
+            "bm25": scored(0.25, 0.5, 0.125, 0.5, 0.25, 0.375),
+            "dense": scored(0.5, 0.75, 0.5, 0.875, 0.625, 0.75),
+        },
+        baseline="bm25",
+        tests=("randomization",),
+    )
+
 
 _TEST_NAMES = {
     "t-test": "paired t-test",
@@ -46,6 +67,13 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
     :param report: the comparison.
     :param test: the test whose results are marked; ``None`` means the report's first.
     :raises ValueError: if ``test`` was not run.
+
+    >>> report = _example_report()
+    >>> print(caption(report))  # doctest: +NORMALIZE_WHITESPACE
+    Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric.
+    †: significantly different from the baseline at α = 0.05 (two-sided paired
+    randomisation test, 10,000 permutations, seed 0; Holm correction over 1 comparison
+    per metric).
     """
     test = _deciding_test(report, test)
     compared = len(report.systems) - 1
@@ -57,18 +85,19 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
         )
     else:
         if test == "randomization":
-            detail = f" ({report.n_permutations:,} permutations, seed {report.seed})"
+            detail = f", {report.n_permutations:,} permutations, seed {report.seed}"
         else:
             detail = ""
+        plural = "s" if compared != 1 else ""
         correction = (
             "no correction"
             if report.correction is None
-            else f"{_CORRECTION_NAMES[report.correction]} correction over the {compared} "
-            f"comparison{'s' if compared != 1 else ''} with the baseline per metric"
+            else f"{_CORRECTION_NAMES[report.correction]} correction over {compared} "
+            f"comparison{plural} per metric"
         )
         mark = (
             f"{_DAGGER}: significantly different from the baseline at α = {report.alpha:g} "
-            f"({_TEST_NAMES[test]}{detail}, two-sided, {correction})."
+            f"(two-sided {_TEST_NAMES[test]}{detail}; {correction})."
         )
     return (
         f"Mean over {report.n_queries} paired queries; baseline: {report.baseline}. "
@@ -108,6 +137,16 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
     :param test: the test whose results are marked; ``None`` means the report's first.
     :param digits: decimals shown.
     :raises ValueError: if ``test`` was not run.
+
+    >>> report = _example_report()
+    >>> print(to_markdown(report, digits=3))  # doctest: +ELLIPSIS
+    | System | ndcg@10 |
+    | :--- | ---: |
+    | bm25 (baseline) | 0.333 |
+    | dense | **0.667**† |
+    <BLANKLINE>
+    Table: Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric. ...
+    <BLANKLINE>
     """
     test = _deciding_test(report, test)
     header = ["System", *(_markdown_escape(m) for m in report.metrics)]
@@ -152,6 +191,22 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
     :param test: the test whose results are marked; ``None`` means the report's first.
     :param digits: decimals shown.
     :raises ValueError: if ``test`` was not run.
+
+    >>> report = _example_report()
+    >>> print(to_latex(report, digits=3))  # doctest: +ELLIPSIS
+    \\begin{table}[t]
+      \\centering
+      \\caption{Mean over 6 paired queries; baseline: bm25. ... at $\\alpha$ = 0.05 ...}
+      \\begin{tabular}{lr}
+        \\toprule
+        System & ndcg@10 \\\\
+        \\midrule
+        bm25 (baseline) & 0.333 \\\\
+        dense & \\textbf{0.667}$^\\dagger$ \\\\
+        \\bottomrule
+      \\end{tabular}
+    \\end{table}
+    <BLANKLINE>
     """
     test = _deciding_test(report, test)
     header = " & ".join(["System", *(_latex_escape(m) for m in report.metrics)])
@@ -187,12 +242,26 @@ def to_table(report: ComparisonReport, *, test: str | None = None, digits: int =
     :param test: the test whose results are marked; ``None`` means the report's first.
     :param digits: decimals shown.
     :raises ValueError: if ``test`` was not run.
+
+    >>> report = _example_report()
+    >>> from rich.console import Console
+    >>> Console(width=60).print(to_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+    ┃ System                               ┃           ndcg@10 ┃
+    ┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+    │ bm25 (baseline)                      │            0.3333 │
+    │ dense                                │           0.6667† │
+    └──────────────────────────────────────┴───────────────────┘
+    Mean over 6 paired queries; baseline: bm25. Bold: the best ...
     """
     from rich.table import Table
     from rich.text import Text
 
     test = _deciding_test(report, test)
-    table = Table(caption=caption(report, test), caption_justify="left")
+    text = caption(report, test)
+    # Rich wraps a caption to the table's width: widen a narrow table rather than let a
+    # caption run down the screen a word at a time.
+    table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
     table.add_column("System")
     for metric in report.metrics:
         table.add_column(metric, justify="right")
@@ -224,6 +293,17 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
 
     :param report: the comparison.
     :param digits: decimals shown for the differences.
+
+    >>> report = _example_report()
+    >>> from rich.console import Console
+    >>> console = Console(width=80)
+    >>> console.print(to_details_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    ┏━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+    ┃ System ┃ Metric  ┃  Δ mean ┃     d ┃ W/T/L ┃ p (randomization) ┃
+    ┡━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+    │ dense  │ ndcg@10 │ +0.3333 │ +5.16 │ 6/0/0 │           0.0312† │
+    └────────┴─────────┴─────────┴───────┴───────┴───────────────────┘
+    Differences from the baseline (bm25) over 6 queries; p-values...
     """
     from rich.table import Table
 
