@@ -1,0 +1,517 @@
+"""HttpRetriever: a search service over HTTP as a retriever, on asyncio and trio.
+
+The client libraries are the ``http`` extra, imported on first use, and chosen by measurement
+(``benchmarks/bench_http.py``): on asyncio an aiohttp session, whose pool keeps its throughput
+with hundreds of requests in flight where httpx's does not; on trio, where aiohttp does not run,
+httpcore connections on a plain stack, because httpcore's pool (httpx's) slows down sharply and
+fails requests with hundreds in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+import ssl
+import sys
+from collections.abc import AsyncGenerator, Mapping
+from http import HTTPStatus
+from typing import Any, Protocol, Self
+from urllib.parse import urlencode, urlsplit
+
+import anyio
+
+from ef.evaluation._adapters import qualified_name
+from ef.segments import Segment
+from ef.source_manager import SearchHit
+
+__all__ = [
+    "HttpClientError",
+    "HttpConnectionError",
+    "HttpRetriever",
+    "HttpServerError",
+    "HttpStatusError",
+    "ResponseShapeError",
+]
+
+_PLACEHOLDER = re.compile(r"\{(query|limit)\}")
+_EXCERPT_CHARS = 200
+# Not 5xx, but each says "try again later".
+_TRANSIENT_STATUSES = frozenset({408, 425, 429})
+_EXTRA_HINT = "install the 'http' extra: pip install 'ef-evaluation[http]'"
+_MISSING = object()
+
+
+def _excerpt(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    return repr(text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "…")
+
+
+class HttpStatusError(Exception):
+    """The service answered with a status other than 2xx.
+
+    Raised as one of its two kinds: :class:`HttpServerError` (retried by default) or
+    :class:`HttpClientError` (not retried). Redirects are not followed.
+
+    :ivar where: the method and the URL asked (without its query string).
+    :ivar status: the HTTP status code.
+    :ivar body: the start of the answer's body.
+    """
+
+    def __init__(self, where: str, status: int, body: str) -> None:
+        try:
+            phrase = f" {HTTPStatus(status).phrase}"
+        except ValueError:
+            phrase = ""
+        super().__init__(f"{where} answered {status}{phrase}: {body}")
+        self.where, self.status, self.body = where, status, body
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.where, self.status, self.body)
+
+
+class HttpServerError(HttpStatusError, OSError):
+    """A 5xx status, or 408, 425 or 429: the service may answer if asked again.
+
+    An :class:`OSError`, so the default ``retry_on`` of :func:`evaluate_retrieval` retries it.
+    """
+
+
+class HttpClientError(HttpStatusError, ValueError):
+    """Any other status (3xx, 4xx): the request itself is wrong, so it is not retried."""
+
+
+class HttpConnectionError(OSError):
+    """No complete answer: the connection was refused, reset or closed, or the body cut short.
+
+    The same type on every backend, the client library's own error kept as ``__cause__``; an
+    :class:`OSError`, so the default ``retry_on`` retries it.
+    """
+
+
+class ResponseShapeError(ValueError):
+    """The answer is not JSON, or not in the configured shape; not retried by default."""
+
+
+class _Client(Protocol):
+    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
+        """One request to the retriever's URL: the status and the whole body."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def _connection_error(where: str, error: BaseException) -> HttpConnectionError:
+    reason = str(error) or "the connection failed"
+    return HttpConnectionError(f"{where}: {type(error).__qualname__}: {reason}")
+
+
+class _AiohttpClient:
+    """asyncio: one aiohttp session; its connector pools connections with no cap of its own."""
+
+    def __init__(self, method: str, url: str, where: str, headers: dict[str, str], cap: int | None):
+        import aiohttp
+        import yarl
+
+        self._errors = (aiohttp.ClientError, OSError)
+        self._method, self._url, self._where = method, yarl.URL(url), where
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=cap or 0, limit_per_host=0),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=None),
+        )
+
+    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
+        try:
+            async with self._session.request(
+                self._method, self._url, params=params, data=content, allow_redirects=False
+            ) as reply:
+                return reply.status, await reply.read()
+        except self._errors as error:
+            raise _connection_error(self._where, error) from error
+
+    async def aclose(self) -> None:
+        await self._session.close()
+        # Lets the transports run their connection_lost callbacks before the loop closes.
+        await asyncio.sleep(0)
+
+
+class _HttpcoreClient:
+    """trio: httpcore connections kept on a stack, one request on each at a time.
+
+    httpcore's own pool (the one httpx uses) slows down sharply and fails requests with
+    hundreds in flight on trio; a stack of idle connections has nothing to scan or race on.
+    """
+
+    def __init__(self, method: str, url: str, where: str, headers: dict[str, str], cap: int | None):
+        import httpcore
+
+        self._httpcore = httpcore
+        self._errors = (
+            httpcore.NetworkError,
+            httpcore.ProtocolError,
+            httpcore.TimeoutException,
+            httpcore.ConnectionNotAvailable,
+            OSError,
+        )
+        self._method, self._url, self._where = method, url, where
+        self._origin = httpcore.URL(url).origin
+        self._ssl = ssl.create_default_context() if url.startswith("https:") else None
+        self._headers = [(name.encode(), value.encode()) for name, value in headers.items()]
+        self._idle: list[Any] = []
+        self._open: set[Any] = set()
+        self._cap = anyio.Semaphore(cap) if cap else None
+
+    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
+        if self._cap is None:
+            return await self._send(params, content)
+        async with self._cap:
+            return await self._send(params, content)
+
+    async def _send(
+        self, params: dict[str, str] | None, content: bytes | None
+    ) -> tuple[int, bytes]:
+        url = self._url
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        connection = await self._checkout()
+        try:
+            reply = await connection.request(
+                self._method, url, headers=self._headers, content=content
+            )
+        except BaseException as error:  # cancellation too: the connection is mid-request
+            await self._discard(connection)
+            if isinstance(error, self._errors):
+                raise _connection_error(self._where, error) from error
+            raise
+        if connection.is_idle():
+            self._idle.append(connection)
+        else:
+            await self._discard(connection)
+        return reply.status, reply.content
+
+    async def _checkout(self) -> Any:
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.has_expired():
+                return connection
+            await self._discard(connection)
+        connection = self._httpcore.AsyncHTTPConnection(self._origin, ssl_context=self._ssl)
+        self._open.add(connection)
+        return connection
+
+    async def _discard(self, connection: Any) -> None:
+        self._open.discard(connection)
+        with anyio.CancelScope(shield=True):
+            await connection.aclose()
+
+    async def aclose(self) -> None:
+        self._idle.clear()
+        for connection in list(self._open):
+            await self._discard(connection)
+
+
+def _loop_key() -> tuple[str, object]:
+    """The running event loop: ``("asyncio", loop)`` or ``("trio", root task)``."""
+    try:
+        return "asyncio", asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            return "trio", trio.lowlevel.current_root_task()
+        except RuntimeError:
+            pass
+    raise RuntimeError("HttpRetriever runs under asyncio or trio; no event loop is running")
+
+
+class _Slot:
+    """One event loop's client, the async generator that closes it, the `async with` depth."""
+
+    def __init__(self, client: _Client, holder: AsyncGenerator[None, None]) -> None:
+        self.client, self.holder, self.depth = client, holder, 0
+
+
+def _require_extra() -> None:
+    def missing(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):
+            return True
+
+    absent = [name for name in ("aiohttp", "httpcore") if missing(name)]
+    if absent:
+        raise ImportError(f"HttpRetriever needs {' and '.join(absent)}: {_EXTRA_HINT}")
+
+
+def _fill(template: Any, query: str, limit: int) -> Any:
+    """``template`` with the placeholders put in: a string that is only ``{query}`` or
+    ``{limit}`` becomes the value itself (the limit stays an int), inside text its string."""
+    if isinstance(template, str):
+        if template == "{query}":
+            return query
+        if template == "{limit}":
+            return limit
+        if "{" not in template:
+            return template
+        # One pass, so a query that contains "{limit}" is sent as typed.
+        return _PLACEHOLDER.sub(lambda m: query if m[1] == "query" else str(limit), template)
+    if isinstance(template, dict):
+        return {key: _fill(value, query, limit) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill(value, query, limit) for value in template]
+    return template
+
+
+def _template(name: str, value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping (a JSON object template), got {value!r}")
+    try:
+        normalised: dict[str, Any] = json.loads(json.dumps(value))
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must hold JSON values only: {error}") from None
+    return normalised
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _path(name: str, value: str) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a dotted path string, got {value!r}")
+    parts = tuple(value.split(".")) if value else ()
+    if not all(parts):
+        raise ValueError(f"{name}={value!r} has an empty part; expected e.g. 'data.results'")
+    return parts
+
+
+def _walk(node: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+class HttpRetriever:
+    """A search service over HTTP, evaluated like any async retriever.
+
+    Each :meth:`search` sends one request — the query and the limit put into a JSON ``body``
+    template or a URL ``params`` template — and reads the ranked doc ids, and optionally the
+    scores, from the JSON answer. Pass it to :func:`evaluate_retrieval` (or ``await``
+    :func:`evaluate_retrieval_async`) with ``max_concurrency``, ``timeout``, ``retries`` and
+    ``on_error`` as for any retriever; the guide ``docs/remote.md`` shows how.
+
+    Templates: a string that is only ``"{query}"`` or ``"{limit}"`` becomes the value itself (the
+    limit stays an int in JSON); inside longer text, its string. With neither ``body`` nor
+    ``params``, ``{"query": ..., "limit": ...}`` goes in the body of a ``POST``, in the URL of a
+    ``GET``.
+
+    Answers: ``results`` is the dotted path to the list of results (``""``: the answer is the
+    list; a numeric part indexes a list). A result is an object with its doc id (a string or an
+    int) at the dotted path ``id_field``, or a bare doc-id string. :meth:`search` returns the doc
+    ids in the service's order, or :class:`~ef.source_manager.SearchHit`\\ s carrying the number
+    at ``score_field`` when that is set.
+
+    Failures are per query, so ``on_error="record"`` records them: :class:`HttpServerError`
+    (5xx, 408, 425, 429) and :class:`HttpConnectionError` are :class:`OSError`\\ s, retried by
+    the default ``retry_on``; :class:`HttpClientError` (another status) and
+    :class:`ResponseShapeError` are :class:`ValueError`\\ s, not retried.
+
+    The client: aiohttp on asyncio, httpcore on trio, one per event loop, pooling connections
+    (as many as requests in flight: the evaluation's ``max_concurrency`` bounds them, or
+    ``max_connections``). ``async with retriever:`` opens it and closes it at the end of the
+    block; without that, the first search opens one that is closed when its event loop ends
+    (``asyncio.run``, ``anyio.run`` and ``trio.run`` finalise it) or by ``await
+    retriever.aclose()``.
+
+    :param url: the search endpoint, ``http://`` or ``https://``.
+    :param method: ``"POST"`` or ``"GET"`` (no body).
+    :param body: the JSON body template.
+    :param params: the URL parameters template (strings and numbers).
+    :param headers: extra request headers, e.g. a key (never part of :attr:`retriever_id`).
+    :param results: dotted path to the list of results in the answer.
+    :param id_field: dotted path to the doc id within a result object.
+    :param score_field: dotted path to the score within a result object, or ``None``.
+    :param max_connections: a cap on connections, or ``None`` for one per request in flight.
+    :param retriever_id: the identity in fingerprints, instead of :attr:`retriever_id`'s.
+    :raises ValueError: for a bad URL or method, a ``GET`` with a body, or no ``{query}``.
+    :raises TypeError: for a template that is not a JSON object.
+    :raises ImportError: when the ``http`` extra is not installed.
+
+    >>> a = HttpRetriever("http://127.0.0.1:8000/search", body={"q": "{query}", "k": "{limit}"},
+    ...                   results="hits")
+    >>> b = HttpRetriever("http://127.0.0.1:8000/search", body={"k": "{limit}", "q": "{query}"},
+    ...                   results="hits", headers={"Authorization": "Bearer secret"})
+    >>> a.retriever_id == b.retriever_id
+    True
+    >>> a.retriever_id.split(" ", 1)[1]
+    'POST http://127.0.0.1:8000/search body={"k":"{limit}","q":"{query}"} results=hits id=id'
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        method: str = "POST",
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        results: str = "results",
+        id_field: str = "id",
+        score_field: str | None = None,
+        max_connections: int | None = None,
+        retriever_id: str | None = None,
+    ) -> None:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
+        method = method.upper() if isinstance(method, str) else method
+        if method not in ("GET", "POST"):
+            raise ValueError(f"method must be 'GET' or 'POST', got {method!r}")
+        if method == "GET" and body is not None:
+            raise ValueError("a GET request has no body: put the query in params=")
+        cap = max_connections
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ValueError(f"max_connections must be an int >= 1 or None, got {cap!r}")
+        self.url, self.method = url, method
+        self._body, self._params = _template("body", body), _template("params", params)
+        if self._body is None and self._params is None:
+            default = {"query": "{query}", "limit": "{limit}"}
+            self._body, self._params = (default, None) if method == "POST" else (None, default)
+        for key, value in (self._params or {}).items():
+            if isinstance(value, dict | list) or value is None:
+                raise TypeError(f"params[{key!r}] must be a string or a number, got {value!r}")
+        if "{query}" not in _canonical([self._body, self._params]):
+            raise ValueError("neither body nor params holds '{query}': the query would not be sent")
+        self.results, self.id_field, self.score_field = results, id_field, score_field
+        self._results_path = _path("results", results)
+        self._id_path = _path("id_field", id_field)
+        self._score_path = None if score_field is None else _path("score_field", score_field)
+        self._headers = dict(headers or {})
+        if self._body is not None:
+            self._headers.setdefault("Content-Type", "application/json")
+        self._cap = cap
+        self._where = f"{method} {parts.scheme}://{parts.netloc}{parts.path}"
+        self._retriever_id = retriever_id
+        self._slots: dict[tuple[str, object], _Slot] = {}
+        _require_extra()
+
+    @property
+    def retriever_id(self) -> str:
+        """Its identity in fingerprints: the class, the URL, the request and answer shapes."""
+        if self._retriever_id is not None:
+            return self._retriever_id
+        parts = [qualified_name(self), self.method, self.url]
+        if self._body is not None:
+            parts.append(f"body={_canonical(self._body)}")
+        if self._params is not None:
+            parts.append(f"params={_canonical(self._params)}")
+        parts.append(f"results={self.results} id={self.id_field}")
+        if self.score_field is not None:
+            parts.append(f"score={self.score_field}")
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__qualname__} {self.method} {self.url}>"
+
+    async def search(self, query: str, *, limit: int = 10) -> list[str] | list[SearchHit]:
+        """Ask the service for up to ``limit`` results for ``query``, best first.
+
+        :raises HttpServerError: for a 5xx, 408, 425 or 429 answer.
+        :raises HttpClientError: for any other answer that is not 2xx.
+        :raises HttpConnectionError: when the connection fails before a complete answer.
+        :raises ResponseShapeError: when the answer is not JSON in the configured shape.
+        """
+        slot = self._slots.get(_loop_key()) or await self._open()
+        params = content = None
+        if self._params is not None:
+            params = {key: str(value) for key, value in _fill(self._params, query, limit).items()}
+        if self._body is not None:
+            content = json.dumps(_fill(self._body, query, limit)).encode()
+        status, answer = await slot.client.send(params, content)
+        if not 200 <= status < 300:
+            transient = status >= 500 or status in _TRANSIENT_STATUSES
+            raise (HttpServerError if transient else HttpClientError)(
+                self._where, status, _excerpt(answer)
+            )
+        return self._parse(answer)
+
+    async def __aenter__(self) -> Self:
+        slot = self._slots.get(_loop_key()) or await self._open()
+        slot.depth += 1
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        slot = self._slots.get(_loop_key())
+        if slot is not None:
+            slot.depth -= 1
+            if slot.depth <= 0:
+                await slot.holder.aclose()
+
+    async def aclose(self) -> None:
+        """Close the running event loop's client now; a later search opens a new one."""
+        slot = self._slots.get(_loop_key())
+        if slot is not None:
+            await slot.holder.aclose()
+
+    async def _open(self) -> _Slot:
+        key = _loop_key()
+        kind = _HttpcoreClient if key[0] == "trio" else _AiohttpClient
+        client = kind(self.method, self.url, self._where, self._headers, self._cap)
+        slot = self._slots[key] = _Slot(client, self._hold(key, client))
+        # The first step registers the generator with the loop, which finalises it at its end.
+        await slot.holder.asend(None)
+        return slot
+
+    async def _hold(self, key: tuple[str, object], client: _Client) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            slot = self._slots.get(key)
+            if slot is not None and slot.client is client:
+                del self._slots[key]
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+
+    def _parse(self, answer: bytes) -> list[str] | list[SearchHit]:
+        try:
+            document = json.loads(answer)
+        except ValueError:
+            raise self._shape_error("a JSON body", answer) from None
+        items = _walk(document, self._results_path)
+        if not isinstance(items, list):
+            where = f"at {self.results!r}" if self.results else "as the whole answer"
+            raise self._shape_error(f"a list of results {where}", answer)
+        ids = [_walk(item, self._id_path) if isinstance(item, dict) else item for item in items]
+        if not all(type(doc_id) is str for doc_id in ids):
+            ids = [self._doc_id(doc_id, position, answer) for position, doc_id in enumerate(ids)]
+        if self._score_path is None:
+            return ids
+        hits = []
+        for position, (item, doc_id) in enumerate(zip(items, ids, strict=True)):
+            score = _walk(item, self._score_path) if isinstance(item, dict) else _MISSING
+            if isinstance(score, bool) or not isinstance(score, int | float):
+                expected = f"result {position} to hold a number at {self.score_field!r}"
+                raise self._shape_error(expected, answer)
+            hits.append(SearchHit(Segment(doc_id, "", 0, 0, f"{doc_id}:0"), float(score)))
+        return hits
+
+    def _doc_id(self, value: Any, position: int, answer: bytes) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        expected = f"result {position} to be an object with a doc id at {self.id_field!r}"
+        raise self._shape_error(expected + " or a doc-id string", answer)
+
+    def _shape_error(self, expected: str, answer: bytes) -> ResponseShapeError:
+        return ResponseShapeError(f"{self._where}: expected {expected}, got {_excerpt(answer)}")
