@@ -12,13 +12,22 @@ import importlib.metadata
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
+from operator import add, itemgetter
 from typing import Any
 
 import attrs
 
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._reports import QueryFailure, RetrievalEvalReport
-from ef.evaluation._scoring import RankingSummary, ScoringPlan, relevant_grades, summarize
+from ef.evaluation._scoring import (
+    RankingSummary,
+    ScoringPlan,
+    relevant_grades,
+    summarize,
+    summarize_scores,
+)
+from ef.evaluation._trec import rank_by_score
 from ef.evaluation._types import Qrels, Queries
 
 __all__ = ["Collector", "Progress", "fingerprint"]
@@ -138,6 +147,25 @@ class Collector:
         summary: RankingSummary = summarize(
             ranked, self.qrels[query_id], unique=unique, positives=self._positives[query_id]
         )
+        return self._keep(query_id, summary, retrieved, limit, latency)
+
+    def add_scores(self, query_id: str, scores: Mapping[str, float]) -> dict[str, float]:
+        """Score one query's ``{doc_id: score}``, in trec_eval's order, and keep its values."""
+        if self.ignore_identical_ids and query_id in scores:
+            return self.add_ranking(query_id, rank_by_score(scores), unique=True)
+        summary = summarize_scores(
+            scores, self.qrels[query_id], positives=self._positives[query_id]
+        )
+        return self._keep(query_id, summary, None, None, None)
+
+    def _keep(
+        self,
+        query_id: str,
+        summary: RankingSummary,
+        retrieved: int | None,
+        limit: int | None,
+        latency: float | None,
+    ) -> dict[str, float]:
         values = self.plan.score(summary)
         self.per_query[query_id] = values
         if latency is not None:
@@ -184,10 +212,9 @@ class Collector:
         if scored:
             rows = [self.per_query[query_id] for query_id in scored]
             for key in self.plan.keys:
-                total = 0.0
-                for row in rows:
-                    total += row[key]
-                metrics[key] = total / len(rows)
+                # Left to right from 0.0, as a plain loop adds (builtin sum compensates on 3.12+,
+                # which would change the last digits between Python versions).
+                metrics[key] = reduce(add, map(itemgetter(key), rows), 0.0) / len(rows)
         return RetrievalEvalReport(
             metrics=metrics,
             per_query={query_id: self.per_query[query_id] for query_id in scored},

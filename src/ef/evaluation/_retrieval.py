@@ -27,7 +27,6 @@ from ef.evaluation._runner import (
     run_queries_async,
     run_queries_inline,
 )
-from ef.evaluation._trec import rank_by_score
 from ef.evaluation._types import Qrels, Queries, Run
 
 __all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
@@ -453,14 +452,14 @@ def evaluate_run(
         parameters={},
         ignore_identical_ids=ignore_identical_ids,
     )
-    add = collector.add_ranking
+    add, add_scores = collector.add_ranking, collector.add_scores
     empty: list[str] = []
     for query_id in collector.planned:
         entry = run.get(query_id)
         if entry is None:
             add(query_id, empty, unique=True)
         elif isinstance(entry, Mapping):
-            add(query_id, rank_by_score(entry), unique=True)
+            add_scores(query_id, entry)
         else:
             add(query_id, entry)
     return collector.report({"run": {"queries": len(run)}})

@@ -10,17 +10,23 @@ per-k function are called once per cutoff.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ef.evaluation._metrics import check_cutoff
+from ef.evaluation._trec import rank_by_score
 
 if TYPE_CHECKING:
     from ef.evaluation._plugins import RetrievalMetric
 
-__all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize"]
+__all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize", "summarize_scores"]
 
 _LOG2: list[float] = []
+
+# Up to this many scored relevant ids, counting the scores above each (one scan apiece) beats
+# sorting them all.
+_SCAN_LIMIT = 4
 
 
 def log2_table(n: int) -> list[float]:
@@ -43,6 +49,7 @@ class RankingSummary:
 
     __slots__ = (
         "_ranked",
+        "_scores",
         "_unique",
         "gains",
         "ideal_gains",
@@ -53,15 +60,19 @@ class RankingSummary:
 
     def __init__(
         self,
-        ranked: Sequence[str],
+        ranked: Sequence[str] | None,
         relevant: Mapping[str, float],
         positions: list[int],
         gains: list[float],
         ideal_gains: list[float],
         *,
         unique: bool = True,
+        scores: Mapping[str, float] | None = None,
     ) -> None:
+        if ranked is None and scores is None:
+            raise ValueError("a RankingSummary needs the ranking or the scores it comes from")
         self._ranked = ranked
+        self._scores = scores
         self._unique = unique
         self.relevant = relevant
         self.positions = positions
@@ -72,14 +83,17 @@ class RankingSummary:
     @property
     def ranked(self) -> Sequence[str]:
         """The de-duplicated ranking (first occurrence of an id wins)."""
-        # De-duplicating reads every id: done only for the metrics that look at the ranking
-        # itself; the built-in ones need only the positions.
-        if not self._unique:
-            ranked = self._ranked
+        # Ordering scores or de-duplicating reads every id: done only for the metrics that look
+        # at the ranking itself; the built-in ones need only the positions.
+        ranked = self._ranked
+        if ranked is None:
+            assert self._scores is not None  # the constructor refuses neither
+            ranked = self._ranked = rank_by_score(self._scores)
+        elif not self._unique:
             if len(set(ranked)) != len(ranked):
-                self._ranked = list(dict.fromkeys(ranked))
+                ranked = self._ranked = list(dict.fromkeys(ranked))
             self._unique = True
-        return self._ranked
+        return ranked
 
 
 def relevant_grades(relevant: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -139,6 +153,86 @@ def summarize(
     return RankingSummary(
         ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal, unique=unique
     )
+
+
+def summarize_scores(
+    scores: Mapping[str, float],
+    relevant: Mapping[str, float],
+    *,
+    positives: list[tuple[str, float]] | None = None,
+) -> RankingSummary:
+    """:func:`summarize` for ``{doc_id: score}``, ranked as trec_eval orders it.
+
+    The ranking itself is never built (:attr:`RankingSummary.ranked` orders it on demand): a
+    relevant id's rank is the number of ids scored above it — score descending, ties by doc id
+    descending, :func:`rank_by_score`'s order. With few relevant ids, one scan of the scores per
+    id counts them; with many, the bare scores are sorted once and bisected.
+
+    :param scores: ``{doc_id: score}``.
+    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant.
+    :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
+    :raises ValueError: if a score is NaN (as :func:`rank_by_score`).
+    """
+    if positives is None:
+        positives = relevant_grades(relevant)
+    if positives:
+        try:
+            found = _scored_positions(scores, positives)
+        except TypeError:  # scores that are not numbers: let the careful way say what is wrong
+            found = None
+        if found is None:
+            return summarize(rank_by_score(scores), relevant, unique=True, positives=positives)
+    else:
+        found = []
+    ideal = sorted((grade for _, grade in positives), reverse=True)
+    return RankingSummary(
+        None, relevant, [p for p, _ in found], [g for _, g in found], ideal, scores=scores
+    )
+
+
+def _scored_positions(
+    scores: Mapping[str, float], positives: list[tuple[str, float]]
+) -> list[tuple[int, float]] | None:
+    """``(rank, grade)`` of the scored relevant ids, ascending; ``None`` if a score is NaN."""
+    get = scores.get
+    hits = [
+        (score, doc_id, grade) for doc_id, grade in positives if (score := get(doc_id)) is not None
+    ]
+    values = scores.values()
+    if not hits:
+        return None if [v for v in values if v != v] else []
+    found: list[tuple[int, float]] = []
+    if len(hits) <= _SCAN_LIMIT:
+        for score, doc_id, grade in hits:
+            if score != score:
+                return None
+            # What is not below: the ids at or above this one, and any NaN (NaN never compares).
+            upper = [v for v in values if not v < score]
+            if [v for v in upper if v != v]:
+                return None
+            tied = upper.count(score)
+            position = len(upper) - tied
+            if tied > 1:
+                position += _tied_above(scores, score, doc_id)
+            found.append((position, grade))
+    else:
+        if [v for v in values if v != v]:
+            return None
+        ascending = sorted(values)
+        n = len(ascending)
+        for score, doc_id, grade in hits:
+            at_or_below = bisect_right(ascending, score)
+            position = n - at_or_below
+            if at_or_below - bisect_left(ascending, score) > 1:
+                position += _tied_above(scores, score, doc_id)
+            found.append((position, grade))
+    found.sort()
+    return found
+
+
+def _tied_above(scores: Mapping[str, float], score: float, doc_id: str) -> int:
+    """How many ids share ``score`` and rank above ``doc_id`` (trec_eval: larger ids first)."""
+    return sum(1 for d, v in scores.items() if v == score and d > doc_id)
 
 
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
