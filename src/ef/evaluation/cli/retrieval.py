@@ -41,9 +41,11 @@ from ef.evaluation.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ef.evaluation.cli._common import Subparsers
 
-__all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "resolve_retriever"]
+__all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "progress_bar", "resolve_retriever"]
 
 RETRIEVER_FORMS = (
     "bm25",
@@ -280,8 +282,17 @@ def _status(message: str, *, show: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _progress_bar(*, show: bool) -> Iterator[Callable[[Progress], None] | None]:
-    """A ``progress=`` callback drawing a bar on standard error, or None when not shown."""
+def progress_bar(
+    *, show: bool, console: Console | None = None
+) -> Iterator[Callable[[Progress], None] | None]:
+    """A ``progress=`` callback drawing a bar, or None when not shown.
+
+    The bar shows the queries done out of the total, queries per second, the failures (when
+    there are any) and the running primary metric (NDCG@10).
+
+    :param show: whether to draw at all.
+    :param console: where to draw; standard error by default.
+    """
     if not show:
         yield None
         return
@@ -297,7 +308,7 @@ def _progress_bar(*, show: bool) -> Iterator[Callable[[Progress], None] | None]:
         TextColumn("{task.fields[failed]}"),
         TextColumn("{task.fields[metric]}"),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console or Console(stderr=True),
     )
     task = bar.add_task("queries", total=None, rate="", failed="", metric="")
 
@@ -358,7 +369,7 @@ def handle(args: argparse.Namespace) -> int:
             # The journal holds each query's ranking and scores: the run file is written from it.
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ef-eval-"))
             journal = os.path.join(folder, "journal.jsonl")
-        progress = stack.enter_context(_progress_bar(show=show))
+        progress = stack.enter_context(progress_bar(show=show))
         report = evaluate_retrieval(
             retriever,
             qrels,
