@@ -295,6 +295,16 @@ def test_the_sync_entry_point_works(server: SearchServer) -> None:
     assert report.manifest["retriever"] == retriever.retriever_id
 
 
+@pytest.mark.anyio
+async def test_the_sync_entry_point_inside_a_running_loop(server: SearchServer) -> None:
+    # It runs on a fresh loop in a helper thread; the retriever opens a client for that loop.
+    retriever = HttpRetriever(server.url(), results="hits")
+    qrels, queries = subset(CLEAN[:10])
+    report = evaluate_retrieval(retriever, qrels, queries, k_values=K_VALUES)
+    assert report.per_query == oracle(CLEAN[:10]).per_query
+    assert await anyio.to_thread.run_sync(wait_until_closed, server) == 0
+
+
 # --- without a server: shapes, templates, identity, configuration ---------------------------
 
 RETRIEVER = HttpRetriever("http://127.0.0.1:9/search", results="data.hits", score_field="s")
