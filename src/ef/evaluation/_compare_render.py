@@ -235,12 +235,16 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
     )
 
 
-def to_table(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> Table:
+def to_table(
+    report: ComparisonReport, *, test: str | None = None, digits: int = 4, plain: bool = False
+) -> Table:
     """A rich table of the means for the terminal, best bold, significant ones daggered.
 
     :param report: the comparison.
     :param test: the test whose results are marked; ``None`` means the report's first.
     :param digits: decimals shown.
+    :param plain: for text without styles (a pipe, a file): the best values are written
+        ``**0.5000**``, as in Markdown, since bold would be lost.
     :raises ValueError: if ``test`` was not run.
 
     >>> report = _example_report()
@@ -267,7 +271,8 @@ def to_table(report: ComparisonReport, *, test: str | None = None, digits: int =
         table.add_column(metric, justify="right")
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
-            Text(value, style="bold" if best else "") + (_DAGGER if marked else "")
+            Text(f"**{value}**" if best and plain else value, style="bold" if best else "")
+            + (_DAGGER if marked else "")
             for value, best, marked in cells
         ]
         table.add_row(Text(_label(report, system)), *shown)

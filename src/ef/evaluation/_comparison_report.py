@@ -142,11 +142,11 @@ class ComparisonReport:
 
         return to_latex(self, test=test, digits=digits)
 
-    def to_table(self, *, test: str | None = None, digits: int = 4) -> Table:
+    def to_table(self, *, test: str | None = None, digits: int = 4, plain: bool = False) -> Table:
         """A rich table for the terminal; see :func:`ef.evaluation._compare_render.to_table`."""
         from ef.evaluation._compare_render import to_table
 
-        return to_table(self, test=test, digits=digits)
+        return to_table(self, test=test, digits=digits, plain=plain)
 
     def to_details_table(self, *, digits: int = 4) -> Table:
         """A rich table of every comparison; see :mod:`ef.evaluation._compare_render`."""

@@ -1,0 +1,333 @@
+"""``ef-eval compare``: compare systems with a baseline, with paired significance tests.
+
+Two ways in: ``ef-eval compare QRELS RUN [RUN ...]`` scores TREC run files against the qrels
+(as ``ef-eval run`` does), and ``ef-eval compare REPORT.json [REPORT.json ...]`` compares saved
+reports, each a report's JSON or the output of ``ef-eval run --format json`` (one report per
+run). Everything else is :func:`~ef.evaluation.compare`, whose statistics need the ``stats``
+extra (scipy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ef.evaluation import (
+    Qrels,
+    RetrievalEvalReport,
+    read_dataset,
+    read_trec_qrels,
+    read_trec_run,
+    registry,
+)
+from ef.evaluation._compare import compare
+from ef.evaluation._comparison_report import ComparisonReport
+from ef.evaluation._stats import CORRECTIONS, TESTS
+from ef.evaluation.cli._common import (
+    EXIT_USAGE,
+    CliError,
+    check_names,
+    parse_names,
+)
+from ef.evaluation.cli.run import run_names
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ef.evaluation.cli._common import Subparsers
+
+__all__ = ["add_parser", "handle", "read_reports"]
+
+FORMATS = ("table", "json", "markdown", "latex", "csv")
+
+DESCRIPTION = """\
+Compare systems with a baseline on per-query values, paired by query id, with paired
+significance tests, a multiple-testing correction, effect sizes and wins/ties/losses. Either
+score TREC run files against qrels (QRELS RUN [RUN ...]; a judged query missing from a run
+scores 0), or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
+json' or a report's to_json()). Systems are named after their files (reports: without
+'.json'); --baseline takes a name or a path as given.
+"""
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}; expected an integer >= 1")
+    return int(text)
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; expected a number in (0, 1)")
+    return value
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register the ``compare`` subcommand."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare runs or reports with a baseline, with significance tests",
+        description=DESCRIPTION,
+    )
+    parser.add_argument(
+        "inputs",
+        metavar="INPUT",
+        nargs="+",
+        help="QRELS then TREC run files, or report JSON files",
+    )
+    parser.add_argument("--baseline", required=True, metavar="NAME", help="the baseline system")
+    parser.add_argument(
+        "--metrics",
+        type=parse_names,
+        default=("ndcg@10",),
+        metavar="KEY[,KEY...]",
+        help="metric keys to compare, comma-separated (default: ndcg@10), e.g. ndcg@10,map@100",
+    )
+    parser.add_argument(
+        "--tests",
+        type=parse_names,
+        default=("t-test", "randomization"),
+        metavar="NAME[,NAME...]",
+        help=f"tests to run: {', '.join(TESTS)} (default: t-test,randomization); "
+        "the first one marks the table",
+    )
+    parser.add_argument(
+        "--correction",
+        choices=[*CORRECTIONS, "none"],
+        default="holm",
+        help="multiple-testing correction over the systems compared with the baseline "
+        "(default: holm)",
+    )
+    parser.add_argument(
+        "--alpha", type=_probability, default=0.05, help="significance level (default: 0.05)"
+    )
+    parser.add_argument(
+        "--permutations",
+        type=_positive_int,
+        default=10_000,
+        metavar="N",
+        help="random swaps of the randomisation test (default: 10000)",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=10_000,
+        metavar="N",
+        help="resamples of the bootstrap (default: 10000)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=_probability,
+        default=0.95,
+        help="coverage of the bootstrap interval (default: 0.95)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random tests (default: 0)")
+    parser.add_argument(
+        "--reader",
+        metavar="NAME",
+        help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), json (the comparison report), markdown, latex, or csv "
+        "(one row per comparison)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of standard output ('-' is standard output)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback when something fails"
+    )
+    parser.set_defaults(handler=handle)
+
+
+def _report_name(path: str) -> str:
+    name = Path(path).name
+    return name.removesuffix(".json") or name
+
+
+def read_reports(paths: Sequence[str]) -> tuple[dict[str, RetrievalEvalReport], dict[str, str]]:
+    """The reports in JSON files, by system name, and the name each single-report file gives.
+
+    A file holds one report (a report's ``to_json()``; named after the file, without
+    ``.json``) or a mapping from names to reports (``ef-eval run --format json``).
+
+    :raises CliError: for a file that cannot be read or holds no report, or a name given twice.
+    """
+    reports: dict[str, RetrievalEvalReport] = {}
+    names_by_path: dict[str, str] = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as file:
+                data = json.load(file)
+        except OSError as error:
+            raise CliError(f"cannot read {path}: {error.strerror or error}") from error
+        except json.JSONDecodeError as error:
+            raise CliError(f"{path}:{error.lineno}: not JSON: {error.msg}") from error
+        if isinstance(data, dict) and "per_query" in data:
+            found = {_report_name(path): data}
+            names_by_path[path] = _report_name(path)
+        elif isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+            found = data
+        else:
+            raise CliError(
+                f"{path}: expected a report (with 'per_query') or a mapping of names to reports"
+            )
+        for name, value in found.items():
+            if name in reports:
+                raise CliError(f"{path}: system {name!r} is already given by another file")
+            try:
+                reports[name] = RetrievalEvalReport.from_dict(value)
+            except (TypeError, KeyError, ValueError) as error:
+                raise CliError(f"{path}: {name!r} is not a report: {error}") from error
+    return reports, names_by_path
+
+
+def _read_qrels(source: str, reader: str | None) -> Qrels:
+    if reader is None:
+        return read_trec_qrels(source)
+    check_names([reader], registry().readers, "dataset reader")
+    _, _, qrels = read_dataset(source, reader=reader)
+    return qrels
+
+
+def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, str]]:
+    """The systems by name, the qrels (None for reports), and the name of each input path."""
+    inputs: list[str] = args.inputs
+    if all(path.endswith(".json") for path in inputs):
+        reports, names_by_path = read_reports(inputs)
+        return dict(reports), None, names_by_path
+    if inputs[0].endswith(".json") or any(path.endswith(".json") for path in inputs[1:]):
+        raise CliError(
+            "give either QRELS and run files, or report JSON files only, not both",
+            exit_code=EXIT_USAGE,
+        )
+    if len(inputs) < 2:
+        raise CliError("give QRELS and at least one run file", exit_code=EXIT_USAGE)
+    names_of_metrics = [key.partition("@")[0] for key in args.metrics]
+    check_names(names_of_metrics, registry().metrics, "metric")
+    names = run_names(inputs[1:])
+    qrels = _read_qrels(inputs[0], args.reader)
+    runs = {name: read_trec_run(path) for name, path in zip(names, inputs[1:], strict=True)}
+    return runs, qrels, dict(zip(inputs[1:], names, strict=True))
+
+
+def _baseline(given: str, systems: Mapping[str, object], names_by_path: Mapping[str, str]) -> str:
+    if given in systems:
+        return given
+    if given in names_by_path:
+        return names_by_path[given]
+    raise CliError(
+        f"unknown baseline {given!r}; the systems are: {', '.join(systems)}",
+        exit_code=EXIT_USAGE,
+    )
+
+
+def _csv(report: ComparisonReport) -> str:
+    p_tests = [test for test in report.tests if test != "bootstrap"]
+    columns = ["system", "metric", "mean", "baseline_mean", "difference"]
+    if "bootstrap" in report.tests:
+        columns += ["ci_low", "ci_high"]
+    columns += ["effect_size", "wins", "ties", "losses"]
+    for test in p_tests:
+        columns += [f"p_{test}", f"p_{test}_adjusted"]
+    columns.append("significant")
+    rows = []
+    for row in report.comparisons:
+        cells: list[Any] = [row.system, row.metric, row.mean, row.baseline_mean, row.difference]
+        if "bootstrap" in report.tests:
+            cells += list(row.confidence_interval or (None, None))
+        cells += [row.effect_size, row.wins, row.ties, row.losses]
+        for test in p_tests:
+            cells += [row.p_values[test], row.adjusted_p_values[test]]
+        cells.append("yes" if report.significant(row.system, row.metric) else "no")
+        rows.append(["" if cell is None else cell for cell in cells])
+    # Full precision, as in JSON: a p-value of 1e-12 must not print as 0.0000.
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _plain(renderables: Sequence[RenderableType]) -> str:
+    """Rich renderables as plain text at their natural width, without trailing spaces."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    width = max(Console(width=1000).measure(r).maximum for r in renderables)
+    console = Console(file=buffer, force_terminal=False, color_system=None, width=width)
+    for renderable in renderables:
+        console.print(renderable)
+        console.print()
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().rstrip().splitlines())
+
+
+def _write(output: str | None, text: str) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise CliError(f"cannot write {os.fspath(output)}: {reason}") from error
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Compare the systems and print the report in the chosen format."""
+    check_names(args.tests, TESTS, "test")
+    systems, qrels, names_by_path = _systems(args)
+    baseline = _baseline(args.baseline, systems, names_by_path)
+    report = compare(
+        systems,
+        qrels,
+        baseline=baseline,
+        metrics=args.metrics,
+        tests=args.tests,
+        correction=None if args.correction == "none" else args.correction,
+        n_permutations=args.permutations,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        alpha=args.alpha,
+        confidence_level=args.confidence,
+    )
+    if args.format == "table":
+        to_terminal = args.output in (None, "-") and sys.stdout.isatty()
+        tables = [report.to_table(plain=not to_terminal), report.to_details_table()]
+        if to_terminal:
+            from rich.console import Console
+
+            console = Console(file=sys.stdout)
+            for table in tables:
+                console.print(table)
+                console.print()
+            return 0
+        text = _plain(tables)
+    elif args.format == "json":
+        text = report.to_json(indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "markdown":
+        text = report.to_markdown()
+    elif args.format == "latex":
+        text = report.to_latex()
+    else:
+        text = _csv(report)
+    _write(args.output, text)
+    return 0
