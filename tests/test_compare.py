@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import subprocess
+import sys
 
 import attrs
 import numpy as np
@@ -422,3 +424,22 @@ def test_t_test_and_randomization_agree_with_ranx_compare(ranx_comparison):
     # The data must exercise the tests: one significant difference, one that is not.
     p_values = {s: report.comparison(s, "ndcg@10").p_values["t-test"] for s in ("dense", "hybrid")}
     assert 0.001 < p_values["dense"] < 0.05 < p_values["hybrid"] < 0.95
+
+
+# --- scipy stays optional ----------------------------------------------------------------
+
+
+def test_importing_the_comparison_does_not_import_scipy():
+    code = (
+        "import sys, ef.evaluation._compare, ef.evaluation._compare_render; "
+        "sys.exit('scipy' in sys.modules or 'numpy' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False, timeout=60).returncode == 0
+
+
+def test_compare_without_scipy_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    systems = {"b": scored({"q1": 0.5, "q2": 0.25}), "s": scored({"q1": 0.75, "q2": 0.5})}
+    with pytest.raises(ImportError, match=r"pip install 'ef-evaluation\[stats\]'"):
+        compare(systems, baseline="b")
