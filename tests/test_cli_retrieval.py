@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import pathlib
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from ef.evaluation import (
     write_beir,
 )
 from ef.evaluation._builtin_datasets import builtin_dataset_path
-from ef.evaluation.cli import retrieval
+from ef.evaluation.cli import demo, retrieval
 from ef.evaluation.cli._common import EXIT_USAGE, ArgumentParser, CliError
 from ef.source_manager import ingest
 
@@ -65,7 +66,8 @@ def test_bm25_on_the_bundled_dataset_matches_the_library(
     assert code == 0
     assert err == ""  # not a terminal: no progress bar, no spinner
     corpus, queries, qrels = read_beir(builtin_dataset_path("stdlib-docs"))
-    expected = evaluate_retrieval(ingest(corpus), qrels, queries, k_values=(1, 10))
+    # Three segments per rank of the largest cutoff, so de-duplication leaves ten documents.
+    expected = evaluate_retrieval(ingest(corpus), qrels, queries, k_values=(1, 10), limit=30)
     assert json.loads(out)["metrics"] == expected.metrics
     assert 0 < expected.metrics["ndcg@10"] < 1
 
@@ -292,3 +294,35 @@ def test_the_progress_bar_shows_rate_failures_and_the_running_metric() -> None:
 def test_no_progress_bar_when_not_shown() -> None:
     with retrieval.progress_bar(show=False) as update:
         assert update is None
+
+
+# the demo
+
+
+def run_demo(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    parser = ArgumentParser(prog="ef-eval")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
+    demo.add_parser(subparsers)
+    args = parser.parse_args(["demo", *argv])
+    assert args.handler(args) == 0
+    return capsys.readouterr().out
+
+
+def test_the_demo_is_bm25_on_the_bundled_dataset(capsys: pytest.CaptureFixture[str]) -> None:
+    report = json.loads(run_demo(capsys, "--format", "json"))
+    corpus, queries, qrels = read_beir(builtin_dataset_path("stdlib-docs"))
+    expected = evaluate_retrieval(
+        ingest(corpus, embedder="bm25"), qrels, queries, k_values=demo.DEMO_K_VALUES, limit=30
+    )
+    assert report["metrics"] == expected.metrics
+    assert report["n_queries"] == len(queries)
+    table = run_demo(capsys, "--metrics", "ndcg", "--k", "10")
+    assert table.startswith("BM25 on builtin:stdlib-docs: 1,098 documents, 40 queries\n")
+
+
+def test_the_demo_names_the_extra_it_needs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    with pytest.raises(CliError, match=re.escape("pip install 'ef-evaluation[bm25]'")):
+        run_demo(capsys)

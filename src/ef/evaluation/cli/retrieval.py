@@ -29,6 +29,7 @@ from ef.evaluation import (
     registry,
 )
 from ef.evaluation._builtin_datasets import resolve_builtin
+from ef.evaluation._retrieval import DEFAULT_K_VALUES
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -64,6 +65,9 @@ query -> results, an object with search(query, *, limit) - is used as it is; the
 directory is importable), or a URL (a search service over HTTP: POST {"query", "limit"},
 answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
 """
+
+SEGMENTS_PER_CUTOFF = 3
+"""For bm25 and st:MODEL, segments retrieved per rank of the largest cutoff (unless --limit)."""
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -163,7 +167,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--limit",
         type=_positive_int,
         metavar="N",
-        help="results to retrieve per query (default: the largest cutoff)",
+        help="results to retrieve per query (default: the largest cutoff; for bm25 and "
+        "st:MODEL, 3 segments per rank of it)",
     )
     runner.add_argument(
         "--save-run",
@@ -356,13 +361,21 @@ def handle(args: argparse.Namespace) -> int:
     needs_index = args.retriever == "bm25" or args.retriever.startswith("st:")
     message = f"indexing {len(corpus)} documents with {args.retriever}"
     with _status(message, show=show and needs_index):
-        retriever = resolve_retriever(
-            args.retriever,
-            corpus,
-            segment_size=args.segment_size,
-            overlap=args.overlap,
-            http_options=_http_options(args),
-        )
+        try:
+            retriever = resolve_retriever(
+                args.retriever,
+                corpus,
+                segment_size=args.segment_size,
+                overlap=args.overlap,
+                http_options=_http_options(args),
+            )
+        except ImportError as error:
+            raise CliError(f"--retriever {args.retriever}: {error}") from error
+    limit = args.limit
+    if limit is None and needs_index:
+        # A long document's segments can fill several of the first places, and the ranking is
+        # de-duplicated to documents before it is scored: retrieve enough segments.
+        limit = SEGMENTS_PER_CUTOFF * max(args.k or DEFAULT_K_VALUES)
     with contextlib.ExitStack() as stack:
         journal = args.journal
         if journal is None and args.save_run is not None:
@@ -375,7 +388,7 @@ def handle(args: argparse.Namespace) -> int:
             qrels,
             queries,
             **retrieval_options(args),
-            limit=args.limit,
+            limit=limit,
             max_concurrency=args.max_concurrency,
             timeout=args.timeout,
             retries=args.retries,
