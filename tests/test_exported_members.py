@@ -28,6 +28,15 @@ SPEC_NAMES = {
 }
 
 ADDED_NAMES = {
+    "ComparisonReport",
+    "PairedComparison",
+    "compare",
+    "HttpClientError",
+    "HttpConnectionError",
+    "HttpRetriever",
+    "HttpServerError",
+    "HttpStatusError",
+    "ResponseShapeError",
     "Corpus",
     "DatasetFormatError",
     "DatasetReader",

@@ -37,8 +37,18 @@ Example — score a retriever against a tiny BEIR-shaped triple:
 
 from ef.evaluation._beir import read_beir, write_beir
 from ef.evaluation._collector import Progress
+from ef.evaluation._compare import compare
+from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
 from ef.evaluation._formats import DatasetFormatError
 from ef.evaluation._hookspecs import hookimpl
+from ef.evaluation._http import (
+    HttpClientError,
+    HttpConnectionError,
+    HttpRetriever,
+    HttpServerError,
+    HttpStatusError,
+    ResponseShapeError,
+)
 from ef.evaluation._journal import JournalMismatchError, journal_to_trec_run
 from ef.evaluation._lexical import context_precision, context_recall, exact_match, token_f1
 from ef.evaluation._metrics import (
@@ -77,11 +87,18 @@ from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
 
 __all__ = [
     "RETRIEVAL_METRICS",
+    "ComparisonReport",
     "Corpus",
     "DatasetFormatError",
     "DatasetReader",
+    "HttpClientError",
+    "HttpConnectionError",
+    "HttpRetriever",
+    "HttpServerError",
+    "HttpStatusError",
     "IncompleteEvaluationWarning",
     "JournalMismatchError",
+    "PairedComparison",
     "PluginInfo",
     "PluginWarning",
     "Progress",
@@ -94,11 +111,13 @@ __all__ = [
     "RagSample",
     "RankingSummary",
     "Registry",
+    "ResponseShapeError",
     "RetrievalEvalReport",
     "RetrievalMetric",
     "Run",
     "as_ragas_dataset",
     "average_precision",
+    "compare",
     "context_precision",
     "context_recall",
     "dcg_at_k",

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TextIO
 
-from ef.evaluation.cli import demo, plugins, rag, run
+from ef.evaluation.cli import compare, demo, plugins, rag, retrieval, run
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[ModuleType, ...] = (run, rag, plugins, demo)
+COMMANDS: tuple[ModuleType, ...] = (run, retrieval, rag, compare, plugins, demo)
 """The subcommand modules, each with ``add_parser(subparsers)``."""
 
 PROG = "ef-eval"
