@@ -169,7 +169,9 @@ def test_bootstrap_interval_widens_with_the_confidence_level_and_repeats_with_th
 
 def test_bootstrap_interval_of_constant_differences_is_that_difference():
     assert bootstrap_interval([0.5, 0.5], [0.5, 0.5]) == (0.0, 0.0)
-    assert bootstrap_interval([0.75], [0.5]) == (0.25, 0.25)
+    assert bootstrap_interval([0.75, 1.0], [0.5, 0.75]) == (0.25, 0.25)
+    assert bootstrap_interval([0.5], [0.5]) == (0.0, 0.0)
+    assert bootstrap_interval([0.75], [0.5]) is None
 
 
 @pytest.mark.parametrize(

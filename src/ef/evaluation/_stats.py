@@ -182,21 +182,22 @@ def bootstrap_interval(
     confidence_level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
-) -> tuple[float, float]:
+) -> tuple[float, float] | None:
     """Paired bootstrap confidence interval of the mean difference (``scipy.stats.bootstrap``).
 
     The queries are resampled with replacement, keeping each query's pair together, and the
     interval is the percentile interval of the resampled mean differences (Efron and
     Tibshirani, 1993, chapter 13), from ``numpy.random.default_rng(seed)``. When every
-    difference is the same (identical systems, a single query) each resample has the same mean
-    and the interval collapses to that value.
+    difference is the same (identical systems give ``(0.0, 0.0)``) each resample has the same
+    mean and the interval collapses to that value. A single query with a non-zero difference
+    gives ``None``: one pair says nothing about how the difference varies.
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
     :param confidence_level: the coverage of the interval, in (0, 1).
     :param n_resamples: how many resamples to draw.
     :param seed: the seed of the generator; the same seed gives the same interval.
-    :returns: ``(low, high)``.
+    :returns: ``(low, high)``, or ``None`` when the interval is undefined.
     :raises ValueError: if the sequences differ in length or are empty, ``n_resamples < 1``,
         or ``confidence_level`` is not in (0, 1).
 
@@ -211,6 +212,10 @@ def bootstrap_interval(
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence_level < 1.0:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    if all(d == 0.0 for d in differences):
+        return (0.0, 0.0)
+    if len(differences) == 1:
+        return None
     if all(d == differences[0] for d in differences):
         return (differences[0], differences[0])
     numpy, stats = _scipy()
