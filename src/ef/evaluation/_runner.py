@@ -49,48 +49,31 @@ DEFAULT_SYNC_CONCURRENCY = 1
 DEFAULT_ASYNC_CONCURRENCY = 16
 
 
-def _optional_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be a positive integer or None, got {value!r}")
+_Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
 
 
-def _non_negative_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+def _must_be(expected: str, accept: Callable[[Any], bool]) -> _Validator:
+    """An attrs validator raising ``ValueError("<field> must be <expected>, got <value>")``."""
 
-
-def _is_seconds(value: object, *, allow_zero: bool) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return False
-    return value >= 0 if allow_zero else value > 0
-
-
-def _optional_positive(unit: str) -> Callable[[object, attrs.Attribute[Any], object], None]:
-    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is not None and not _is_seconds(value, allow_zero=False):
-            raise ValueError(
-                f"{attribute.name} must be a positive finite number of {unit} or None, "
-                f"got {value!r}"
-            )
+    def check(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not accept(value):
+            raise ValueError(f"{attribute.name} must be {expected}, got {value!r}")
 
     return check
 
 
-def _non_negative_seconds(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not _is_seconds(value, allow_zero=True):
-        raise ValueError(
-            f"{attribute.name} must be a non-negative finite number of seconds, got {value!r}"
-        )
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _as_type_tuple(
     value: type[BaseException] | Iterable[type[BaseException]],
 ) -> tuple[type[BaseException], ...]:
-    if isinstance(value, type):
-        return (value,)
-    return tuple(value)
+    return (value,) if isinstance(value, type) else tuple(value)
 
 
 def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
@@ -102,14 +85,15 @@ def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[An
             )
 
 
-def _optional_random(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not isinstance(value, random.Random):
-        raise ValueError(f"{attribute.name} must be a random.Random or None, got {value!r}")
-
-
-def _on_error_mode(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value not in ("raise", "record"):
-        raise ValueError(f"{attribute.name} must be 'raise' or 'record', got {value!r}")
+_optional_count = _must_be(
+    "a positive integer or None", lambda v: v is None or (_is_int(v) and v >= 1)
+)
+_optional_seconds = _must_be(
+    "a positive finite number of seconds or None", lambda v: v is None or (_is_finite(v) and v > 0)
+)
+_non_negative_seconds = _must_be(
+    "a non-negative finite number of seconds", lambda v: _is_finite(v) and v >= 0
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -145,14 +129,22 @@ class RunnerOptions:
     """
 
     max_concurrency: int | None = attrs.field(default=None, validator=_optional_count)
-    timeout: float | None = attrs.field(default=None, validator=_optional_positive("seconds"))
-    retries: int = attrs.field(default=0, validator=_non_negative_count)
+    timeout: float | None = attrs.field(default=None, validator=_optional_seconds)
+    retries: int = attrs.field(
+        default=0, validator=_must_be("a non-negative integer", lambda v: _is_int(v) and v >= 0)
+    )
     retry_on: tuple[type[BaseException], ...] = attrs.field(
         default=(TimeoutError, OSError), converter=_as_type_tuple, validator=_exception_types
     )
-    on_error: Literal["raise", "record"] = attrs.field(default="raise", validator=_on_error_mode)
+    on_error: Literal["raise", "record"] = attrs.field(
+        default="raise", validator=_must_be("'raise' or 'record'", ("raise", "record").__contains__)
+    )
     rate_limit: float | None = attrs.field(
-        default=None, validator=_optional_positive("requests per second")
+        default=None,
+        validator=_must_be(
+            "a positive finite number of requests per second or None",
+            lambda v: v is None or (_is_finite(v) and v > 0),
+        ),
     )
     backoff_base: float = attrs.field(default=0.1, validator=_non_negative_seconds)
     backoff_max: float = attrs.field(default=10.0, validator=_non_negative_seconds)
@@ -160,7 +152,9 @@ class RunnerOptions:
         default=None,
         eq=False,
         repr=False,
-        validator=_optional_random,
+        validator=_must_be(
+            "a random.Random or None", lambda v: v is None or isinstance(v, random.Random)
+        ),
     )
 
     def concurrency_for(self, *, is_async: bool) -> int:
@@ -222,10 +216,16 @@ def error_type_name(error: BaseException) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _failure(query_id: str, error: BaseException, attempts: int) -> QueryFailure:
-    return QueryFailure(
+def _failed(
+    options: RunnerOptions, query_id: str, error: Exception, attempts: int, started: float
+) -> QueryOutcome:
+    """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
+    failure = QueryFailure(
         query_id=query_id, error_type=error_type_name(error), message=str(error), attempts=attempts
     )
+    if options.on_error == "raise":
+        raise QueryError(failure) from error
+    return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
 
 
 class QueryError(RuntimeError):
@@ -314,20 +314,18 @@ class _AsyncRun:
     async def _worker(self) -> None:
         try:
             for query_id, text in self._planned:
-                outcome = await self._fetch(query_id, text)
-                if outcome is None:
-                    return
-                self._on_outcome(outcome)
+                self._on_outcome(await self._fetch(query_id, text))
                 if self._stopping:
                     return
         except anyio.get_cancelled_exc_class():
             raise
         except BaseException as error:
-            # Carried out of the task group by hand so the caller sees it bare, not wrapped in
-            # an ExceptionGroup; run_queries_async re-raises it once every worker has stopped.
+            # A QueryError in raise mode, or an error from ``planned`` or ``on_outcome``: carried
+            # out of the task group by hand so the caller sees it bare, not wrapped in an
+            # ExceptionGroup; run_queries_async re-raises it once every worker has stopped.
             self._stop(error)
 
-    async def _fetch(self, query_id: str, text: str) -> QueryOutcome | None:
+    async def _fetch(self, query_id: str, text: str) -> QueryOutcome:
         options = self._options
         attempts = 0
         started = 0.0
@@ -344,16 +342,9 @@ class _AsyncRun:
                 return QueryOutcome(
                     query_id, results, None, time.perf_counter() - started, attempts
                 )
-            if options.should_retry(error, attempts):
-                await anyio.sleep(options.backoff_delay(attempts, self._rng))
-                continue
-            if options.on_error == "raise":
-                query_error = QueryError(_failure(query_id, error, attempts))
-                query_error.__cause__ = error
-                self._stop(query_error)
-                return None
-            failure = _failure(query_id, error, attempts)
-            return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
+            if not options.should_retry(error, attempts):
+                return _failed(options, query_id, error, attempts, started)
+            await anyio.sleep(options.backoff_delay(attempts, self._rng))
 
     async def _before_attempt(self) -> None:
         # A worker resuming from a finished call runs until its next await even after the run
@@ -495,13 +486,7 @@ def run_queries_inline(
                     QueryOutcome(query_id, results, None, time.perf_counter() - started, attempts)
                 )
                 break
-            if options.should_retry(error, attempts):
-                time.sleep(options.backoff_delay(attempts, rng))
-                continue
-            failure = _failure(query_id, error, attempts)
-            if options.on_error == "raise":
-                raise QueryError(failure) from error
-            on_outcome(
-                QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
-            )
-            break
+            if not options.should_retry(error, attempts):
+                on_outcome(_failed(options, query_id, error, attempts, started))
+                break
+            time.sleep(options.backoff_delay(attempts, rng))
