@@ -134,9 +134,12 @@ SPEC_SUMMARIES = {
 }
 
 
-def _sphinx(builder: str, out: pathlib.Path) -> subprocess.CompletedProcess[str]:
+def _sphinx(
+    builder: str, out: pathlib.Path, doctrees: pathlib.Path
+) -> subprocess.CompletedProcess[str]:
+    command = ["-W", "--keep-going", "-q", "-b", builder, "-d", doctrees, DOCS, out]
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", builder, DOCS, out],
+        [sys.executable, "-m", "sphinx", *command],
         capture_output=True,
         text=True,
         check=False,
@@ -145,9 +148,24 @@ def _sphinx(builder: str, out: pathlib.Path) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
-def markdown_build(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+def doctrees(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """The parsed pages, shared by both builds: the second only writes (and fails as well)."""
+    return tmp_path_factory.mktemp("doctrees")
+
+
+@pytest.fixture(scope="module")
+def html_build(
+    tmp_path_factory: pytest.TempPathFactory, doctrees: pathlib.Path
+) -> subprocess.CompletedProcess[str]:
+    return _sphinx("html", tmp_path_factory.mktemp("html"), doctrees)
+
+
+@pytest.fixture(scope="module")
+def markdown_build(
+    tmp_path_factory: pytest.TempPathFactory, doctrees: pathlib.Path
+) -> pathlib.Path:
     out = tmp_path_factory.mktemp("markdown")
-    result = _sphinx("markdown", out)
+    result = _sphinx("markdown", out, doctrees)
     assert result.returncode == 0, result.stdout + result.stderr
     return out
 
@@ -158,12 +176,12 @@ def reference_page(markdown_build: pathlib.Path) -> str:
 
 
 @pytest.mark.timeout(300)
-def test_html_builds_with_warnings_as_errors(tmp_path):
-    result = _sphinx("html", tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "index.html").is_file()
+def test_html_builds_with_warnings_as_errors(html_build):
+    assert html_build.returncode == 0, html_build.stdout + html_build.stderr
+    out = pathlib.Path(html_build.args[-1])
+    assert (out / "index.html").is_file()
     for module in REFERENCE_MODULES:
-        assert (tmp_path / "api" / f"{module}.html").is_file(), module
+        assert (out / "api" / f"{module}.html").is_file(), module
 
 
 @pytest.mark.timeout(300)
@@ -342,11 +360,11 @@ def test_guide_examples_run(page, tmp_path, monkeypatch):
     """Each page's blocks run in order in one fresh namespace, in an empty working directory."""
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__docs__"}
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.REPORT_ONLY_FIRST_FAILURE)
     parser = doctest.DocTestParser()
-    with warnings.catch_warnings():
-        # A reader sees warnings printed, not raised: examples may show one.
-        warnings.simplefilter("default")
+    with warnings.catch_warnings(record=True):
+        # A reader sees warnings printed, not raised: an example may cause one on purpose.
+        warnings.simplefilter("always")
         for block in _runnable_blocks(page):
             where = f"{page.name}:{block.line}"
             if block.language == "pycon":
