@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation import _scoring
+from ef.evaluation import _scored
+from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._retrieval import evaluate_run
-from ef.evaluation._scoring import RankingSummary, summarize, summarize_scores
+from ef.evaluation._scored import summarize_scores
+from ef.evaluation._scoring import RankingSummary, ScoringPlan, summarize
 from ef.evaluation._trec import rank_by_score
 
 DOCS = [f"d{i:02d}" for i in range(30)]
@@ -59,12 +61,12 @@ def test_a_repeat_below_the_last_relevant_id_is_still_dropped_from_ranked():
 @contextlib.contextmanager
 def scan_limit(limit: int) -> Iterator[None]:
     """Force one of the two ways of ranking scored relevant ids."""
-    saved = _scoring._SCAN_LIMIT
-    _scoring._SCAN_LIMIT = limit
+    saved = _scored._SCAN_LIMIT
+    _scored._SCAN_LIMIT = limit
     try:
         yield
     finally:
-        _scoring._SCAN_LIMIT = saved
+        _scored._SCAN_LIMIT = saved
 
 
 @pytest.mark.parametrize("limit", [0, 1000], ids=["sort", "scan"])
@@ -122,3 +124,24 @@ def test_scored_runs_score_as_their_rankings(run, qrels):
     from_rankings = evaluate_run(ranked, qrels, k_values=(1, 3, 10), metrics=metrics)
     assert from_scores.per_query == from_rankings.per_query
     assert from_scores.metrics == from_rankings.metrics
+
+
+METRIC_NAMES = ["ndcg", "recall", "precision", "mrr", "map"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(METRIC_NAMES), min_size=1, max_size=5, unique=True),
+    st.lists(st.integers(1, 60), min_size=1, max_size=5),
+    st.lists(st.sampled_from(DOCS), max_size=60),
+    st.dictionaries(st.sampled_from(DOCS), st.sampled_from([-1.0, 0.0, 0.5, 1.0, 3.5]), max_size=8),
+)
+def test_the_fused_builtin_step_gives_each_forms_values(names, ks, ranked, relevant):
+    plan = ScoringPlan(lookup_metrics(names), ks)
+    summary = summarize(ranked, relevant)
+    expected: list[float] = []
+    for metric in plan.metrics:
+        assert metric.all_cutoffs is not None
+        expected.extend(metric.all_cutoffs(summary, plan.k_values))
+    assert list(plan.score(summary).values()) == expected
+    assert plan.keys == [f"{name}@{k}" for name in names for k in sorted(set(ks))]

@@ -20,13 +20,8 @@ import attrs
 
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._reports import QueryFailure, RetrievalEvalReport
-from ef.evaluation._scoring import (
-    RankingSummary,
-    ScoringPlan,
-    relevant_grades,
-    summarize,
-    summarize_scores,
-)
+from ef.evaluation._scored import summarize_scores
+from ef.evaluation._scoring import RankingSummary, ScoringPlan, relevant_grades, summarize
 from ef.evaluation._trec import rank_by_score
 from ef.evaluation._types import Qrels, Queries
 

@@ -458,6 +458,8 @@ def evaluate_run(
         entry = run.get(query_id)
         if entry is None:
             add(query_id, empty, unique=True)
+        elif isinstance(entry, list):  # before the slower abstract Mapping check
+            add(query_id, entry)
         elif isinstance(entry, Mapping):
             add_scores(query_id, entry)
         else:

@@ -10,7 +10,6 @@ per-k function are called once per cutoff.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,13 +19,9 @@ from ef.evaluation._trec import rank_by_score
 if TYPE_CHECKING:
     from ef.evaluation._plugins import RetrievalMetric
 
-__all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize", "summarize_scores"]
+__all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize"]
 
 _LOG2: list[float] = []
-
-# Up to this many scored relevant ids, counting the scores above each (one scan apiece) beats
-# sorting them all.
-_SCAN_LIMIT = 4
 
 
 def log2_table(n: int) -> list[float]:
@@ -155,86 +150,6 @@ def summarize(
     )
 
 
-def summarize_scores(
-    scores: Mapping[str, float],
-    relevant: Mapping[str, float],
-    *,
-    positives: list[tuple[str, float]] | None = None,
-) -> RankingSummary:
-    """:func:`summarize` for ``{doc_id: score}``, ranked as trec_eval orders it.
-
-    The ranking itself is never built (:attr:`RankingSummary.ranked` orders it on demand): a
-    relevant id's rank is the number of ids scored above it — score descending, ties by doc id
-    descending, :func:`rank_by_score`'s order. With few relevant ids, one scan of the scores per
-    id counts them; with many, the bare scores are sorted once and bisected.
-
-    :param scores: ``{doc_id: score}``.
-    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant.
-    :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
-    :raises ValueError: if a score is NaN (as :func:`rank_by_score`).
-    """
-    if positives is None:
-        positives = relevant_grades(relevant)
-    if positives:
-        try:
-            found = _scored_positions(scores, positives)
-        except TypeError:  # scores that are not numbers: let the careful way say what is wrong
-            found = None
-        if found is None:
-            return summarize(rank_by_score(scores), relevant, unique=True, positives=positives)
-    else:
-        found = []
-    ideal = sorted((grade for _, grade in positives), reverse=True)
-    return RankingSummary(
-        None, relevant, [p for p, _ in found], [g for _, g in found], ideal, scores=scores
-    )
-
-
-def _scored_positions(
-    scores: Mapping[str, float], positives: list[tuple[str, float]]
-) -> list[tuple[int, float]] | None:
-    """``(rank, grade)`` of the scored relevant ids, ascending; ``None`` if a score is NaN."""
-    get = scores.get
-    hits = [
-        (score, doc_id, grade) for doc_id, grade in positives if (score := get(doc_id)) is not None
-    ]
-    values = scores.values()
-    if not hits:
-        return None if [v for v in values if v != v] else []
-    found: list[tuple[int, float]] = []
-    if len(hits) <= _SCAN_LIMIT:
-        for score, doc_id, grade in hits:
-            if score != score:
-                return None
-            # What is not below: the ids at or above this one, and any NaN (NaN never compares).
-            upper = [v for v in values if not v < score]
-            if [v for v in upper if v != v]:
-                return None
-            tied = upper.count(score)
-            position = len(upper) - tied
-            if tied > 1:
-                position += _tied_above(scores, score, doc_id)
-            found.append((position, grade))
-    else:
-        if [v for v in values if v != v]:
-            return None
-        ascending = sorted(values)
-        n = len(ascending)
-        for score, doc_id, grade in hits:
-            at_or_below = bisect_right(ascending, score)
-            position = n - at_or_below
-            if at_or_below - bisect_left(ascending, score) > 1:
-                position += _tied_above(scores, score, doc_id)
-            found.append((position, grade))
-    found.sort()
-    return found
-
-
-def _tied_above(scores: Mapping[str, float], score: float, doc_id: str) -> int:
-    """How many ids share ``score`` and rank above ``doc_id`` (trec_eval: larger ids first)."""
-    return sum(1 for d, v in scores.items() if v == score and d > doc_id)
-
-
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
 
 
@@ -309,6 +224,17 @@ def map_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     return out
 
 
+# What the fused step of the built-in metrics computes, keyed by the form it stands in for.
+_FUSED_ORDER = ("ndcg", "recall", "precision", "mrr", "map")
+_BUILTIN_FORMS: dict[object, str] = {
+    ndcg_all: "ndcg",
+    recall_all: "recall",
+    precision_all: "precision",
+    mrr_all: "mrr",
+    map_all: "map",
+}
+
+
 class ScoringPlan:
     """Which values to compute for each query, compiled once per evaluation.
 
@@ -330,13 +256,80 @@ class ScoringPlan:
             else:
                 self.keys.extend(f"{metric.name}@{k}" for k in self.k_values)
                 self._steps.append(_cutoff_step(metric, self.k_values))
+        builtin = _builtin_step(self.metrics, self.k_values)
+        if builtin is not None:
+            self._steps = [builtin]
 
     def score(self, summary: RankingSummary) -> dict[str, float]:
         """Every key of the plan for one query."""
+        if len(self._steps) == 1:
+            return dict(zip(self.keys, self._steps[0](summary), strict=True))
         values: list[float] = []
         for step in self._steps:
             values.extend(step(summary))
         return dict(zip(self.keys, values, strict=True))
+
+
+def _builtin_step(
+    metrics: Sequence[RetrievalMetric], ks: tuple[int, ...]
+) -> Callable[[RankingSummary], list[float]] | None:
+    """One step for a plan made only of built-in cutoff metrics, or ``None``.
+
+    The same arithmetic as their all-cutoffs forms, in the same order, so the same floats — but
+    one walk over the positions for all of them, and no work at all for a query whose relevant
+    ids were not retrieved (every built-in metric is then 0).
+    """
+    names = [_BUILTIN_FORMS.get(metric.all_cutoffs) for metric in metrics]
+    if not names or not all(metric.cutoff for metric in metrics):
+        return None
+    order: list[str] = []
+    for name in names:
+        if name is None:
+            return None
+        order.append(name)
+    indexes = [_FUSED_ORDER.index(name) for name in order]
+    zeros = [0.0] * (len(ks) * len(order))
+    log2 = log2_table(ks[-1])
+    with_ndcg = "ndcg" in order
+
+    def step(summary: RankingSummary) -> list[float]:
+        positions = summary.positions
+        if not positions:
+            return zeros
+        gains, ideal = summary.gains, summary.ideal_gains
+        n_relevant = n_ideal = len(ideal)
+        n_found = len(positions)
+        first = positions[0]
+        reciprocal = 1.0 / (first + 1)
+        ndcg: list[float] = []
+        recall: list[float] = []
+        precision: list[float] = []
+        mrr: list[float] = []
+        average: list[float] = []
+        dcg = idcg = total = 0.0
+        j = i = 0
+        for k in ks:
+            while j < n_found and positions[j] < k:
+                position = positions[j]
+                dcg += gains[j] / log2[position]
+                j += 1
+                total += j / (position + 1)
+            if with_ndcg:
+                while i < n_ideal and i < k:
+                    idcg += ideal[i] / log2[i]
+                    i += 1
+                ndcg.append(dcg / idcg if n_ideal else 0.0)
+            recall.append(j / n_relevant if n_relevant else 0.0)
+            precision.append(j / k)
+            mrr.append(reciprocal if first < k else 0.0)
+            average.append(total / n_relevant if n_relevant else 0.0)
+        forms = (ndcg, recall, precision, mrr, average)
+        out: list[float] = []
+        for index in indexes:
+            out.extend(forms[index])
+        return out
+
+    return step
 
 
 def _whole_list_step(metric: RetrievalMetric) -> Callable[[RankingSummary], list[float]]:
