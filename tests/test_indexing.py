@@ -296,9 +296,12 @@ def test_dense_search_ranks_by_exact_cosine(offline_model: object) -> None:
     assert len(index.search("a kitten", limit=2)) == 2
 
 
-def test_ingest_with_the_offline_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ingest_with_the_offline_model(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     index = ingest(ANIMALS, embedder="st:all-MiniLM-L6-v2")
+    assert capfd.readouterr().err == ""  # built silently: no loading bar
     assert isinstance(index, DenseIndex)
     assert index.retriever_id.startswith("st:all-MiniLM-L6-v2(")
     qrels = {"q1": {"car": 1.0}, "q2": {"piano": 1.0}}

@@ -13,11 +13,12 @@ with exact cosine similarity over every segment (``pip install 'ef-evaluation[de
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -267,11 +268,29 @@ def resolve_model(name: str) -> str:
     return name
 
 
+@contextlib.contextmanager
+def _no_loading_bar() -> Iterator[None]:
+    """Keep transformers from drawing its weight-loading bar: an index is built silently."""
+    try:
+        logging = importlib.import_module("transformers.utils.logging")
+    except ImportError:
+        yield
+        return
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            logging.enable_progress_bar()
+
+
 def _load_model(name: str) -> Any:
     sentence_transformers = _require("sentence_transformers", "dense", "dense indexing")
     location = resolve_model(name)
     try:
-        return sentence_transformers.SentenceTransformer(location)
+        with _no_loading_bar():
+            return sentence_transformers.SentenceTransformer(location)
     except OSError as error:
         raise OSError(
             f"cannot load the sentence-transformers model {name!r} ({error}); download it "

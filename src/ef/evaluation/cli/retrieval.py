@@ -399,7 +399,7 @@ def handle(args: argparse.Namespace) -> int:
         if args.save_run is not None and journal is not None:
             journal_to_trec_run(journal, args.save_run, tag=_run_tag(args.retriever))
     title = (
-        f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus)} documents, "
+        f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus):,} documents, "
         f"{report.n_queries} queries"
     )
     table = retrieval_table(
