@@ -65,12 +65,13 @@ myst_heading_anchors = 3
 
 html_theme = "alabaster"
 html_title = "ef-evaluation"
+html_theme_options = {"page_width": "1200px", "sidebar_width": "260px"}
 
 markdown_anchor_signatures = True
 
 # The guides in reading order; the index's toctree lists those that exist, then any other page
 # of docs/ by name, so a guide still being written never breaks the build of the others.
-GUIDE_ORDER = ("beir", "remote", "trec", "compare", "rag", "plugins", "cli", "semantics", "demo")
+GUIDE_ORDER = ("demo", "beir", "remote", "trec", "compare", "rag", "plugins", "cli", "semantics")
 
 # The modules of the API reference (docs/api/); every name of their __all__ is documented.
 REFERENCE_MODULES = ("ef.evaluation", "ef.evaluation.testing", "ef.segments", "ef.source_manager")
@@ -227,6 +228,13 @@ class GuidesToctree(SphinxDirective):
         return toctree.run()
 
 
+def _reread_index_when_pages_come_or_go(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """An incremental build re-reads the index, whose toctree lists the guides present."""
+    return [app.config.root_doc] if added or removed else []
+
+
 # --------------------------------------------------------------------------------------------
 # Type aliases and constants are imported into the package, so their docstrings live in the
 # private module that defines them; autodoc only looks in the package itself.
@@ -303,6 +311,7 @@ class MarkdownTranslator(sphinx_markdown_builder.translator.MarkdownTranslator):
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("public-api-summary", PublicApiSummary)
     app.add_directive("guides-toctree", GuidesToctree)
+    app.connect("env-get-outdated", _reread_index_when_pages_come_or_go)
     app.connect("autodoc-process-docstring", _fill_attribute_docstring)
     app.connect("autodoc-skip-member", _keep_public_names)
     app.connect("autodoc-process-signature", _readable_defaults)

@@ -221,6 +221,7 @@ class Heading:
     kind: str
     name: str
     parameters: tuple[str, ...] | None
+    positional: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, line: str) -> Heading | None:
@@ -231,13 +232,30 @@ class Heading:
         if parameters is None:
             return cls(len(hashes), kind or "", name, None)
         # The spec lost the keyword-only marker; we render it as ``\*``: compare without it.
-        kept = [p for p in _split_parameters(parameters) if p not in {"", "*", "\\*"}]
-        return cls(len(hashes), kind or "", name, tuple(kept))
+        split = _split_parameters(parameters)
+        markers = {"", "*", "\\*"}
+        first_marker = next((i for i, p in enumerate(split) if p in markers), len(split))
+        kept = tuple(p for p in split if p not in markers)
+        return cls(len(hashes), kind or "", name, kept, tuple(split[:first_marker]))
 
 
-def _headings(page: str) -> list[Heading]:
-    found = (Heading.parse(line) for line in page.splitlines() if line.startswith("#"))
-    return [heading for heading in found if heading is not None]
+def _headings(page: str) -> dict[str, Heading]:
+    """The object headings of a page by qualified name (a method under its class)."""
+    found: dict[str, Heading] = {}
+    owner = ""
+    for line in page.splitlines():
+        heading = Heading.parse(line) if line.startswith("#") else None
+        if heading is None:
+            continue
+        if heading.level <= 3:
+            owner = heading.name
+            found[heading.name] = heading
+        else:
+            found[f"{owner}.{heading.name}"] = heading
+    return found
+
+
+SPEC_HEADINGS = _headings("\n".join(SPEC_SIGNATURES))
 
 
 def test_reference_page_has_the_spec_sections(reference_page):
@@ -248,19 +266,19 @@ def test_reference_page_has_the_spec_sections(reference_page):
     assert "Evaluation hookpoints — measuring retrieval and RAG quality." in reference_page
 
 
-@pytest.mark.parametrize("spec_line", SPEC_SIGNATURES)
-def test_reference_page_has_each_spec_signature(reference_page, spec_line):
-    expected = Heading.parse(spec_line)
-    assert expected is not None
-    candidates = [h for h in _headings(reference_page) if h.name.endswith(expected.name)]
-    assert candidates, f"no heading for {expected.name}"
-    heading = candidates[0]
+@pytest.mark.parametrize("name", list(SPEC_HEADINGS))
+def test_reference_page_has_each_spec_signature(reference_page, name):
+    expected = SPEC_HEADINGS[name]
+    heading = _headings(reference_page).get(name)
+    assert heading is not None, f"no heading for {name}"
     assert (heading.level, heading.kind) == (expected.level, expected.kind), heading
     if expected.parameters is None:
         return
     assert heading.parameters is not None, heading
     count = len(expected.parameters)
     assert _smart(", ".join(heading.parameters[:count])) == ", ".join(expected.parameters)
+    added = set(heading.parameters[count:])
+    assert not added & set(heading.positional), f"{name}: a parameter added is not keyword-only"
 
 
 def _summary_tables(page: str) -> dict[str, dict[str, str]]:
