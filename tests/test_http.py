@@ -70,6 +70,7 @@ PERMANENT = {
 # Requests the server sees per query: 1 unless listed.
 REQUESTS = {"q7": 3, "q8": 2, "q9": 2, "q10": 3} | {q: n for q, (_, n) in PERMANENT.items()}
 CLEAN = [query_id for query_id in DATASET.queries if query_id not in FAULTS]
+STATUSES = (500, 429, 404, 301)
 
 
 @pytest.fixture(scope="module", params=["asyncio", "trio"])
@@ -80,6 +81,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchServer]:
     faults = {TEXT[query_id]: fault for query_id, fault in FAULTS.items()}
+    faults |= {f"answer {status}": f"status:{status}" for status in STATUSES}
     with running_server(
         tmp_path_factory.mktemp("server"), rankings=DATASET.rankings, faults=faults
     ) as running:

@@ -17,7 +17,7 @@ import ssl
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from http import HTTPStatus
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import urlencode, urlsplit
 
 import anyio
@@ -25,6 +25,9 @@ import anyio
 from ef.evaluation._adapters import qualified_name
 from ef.segments import Segment
 from ef.source_manager import SearchHit
+
+if TYPE_CHECKING:
+    from httpcore import AsyncHTTPConnection
 
 __all__ = [
     "HttpClientError",
@@ -159,8 +162,8 @@ class _HttpcoreClient:
         self._origin = httpcore.URL(url).origin
         self._ssl = ssl.create_default_context() if url.startswith("https:") else None
         self._headers = [(name.encode(), value.encode()) for name, value in headers.items()]
-        self._idle: list[Any] = []
-        self._open: set[Any] = set()
+        self._idle: list[AsyncHTTPConnection] = []
+        self._open: set[AsyncHTTPConnection] = set()
         self._cap = anyio.Semaphore(cap) if cap else None
 
     async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
@@ -191,7 +194,7 @@ class _HttpcoreClient:
             await self._discard(connection)
         return reply.status, reply.content
 
-    async def _checkout(self) -> Any:
+    async def _checkout(self) -> AsyncHTTPConnection:
         while self._idle:
             connection = self._idle.pop()
             if not connection.has_expired():
@@ -201,7 +204,7 @@ class _HttpcoreClient:
         self._open.add(connection)
         return connection
 
-    async def _discard(self, connection: Any) -> None:
+    async def _discard(self, connection: AsyncHTTPConnection) -> None:
         self._open.discard(connection)
         with anyio.CancelScope(shield=True):
             await connection.aclose()
