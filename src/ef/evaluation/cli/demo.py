@@ -97,7 +97,7 @@ def handle(args: argparse.Namespace) -> int:
     try:
         retriever = demo_retriever(corpus)
     except ImportError as error:
-        raise CliError(f"ef-eval demo needs the bm25 extra: {error}") from error
+        raise CliError(str(error)) from error
     options = {"k_values": DEMO_K_VALUES, **retrieval_options(args)}
     limit = SEGMENTS_PER_CUTOFF * max(options["k_values"])
     report = evaluate_retrieval(retriever, qrels, queries, limit=limit, **options)
