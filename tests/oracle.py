@@ -25,28 +25,29 @@ def trec_eval_values(
 
     A query whose ranking is empty gets no values from trec_eval; it scores 0 (trec_eval -c),
     so those are filled with 0.0. ``mrr@k`` is trec_eval's ``recip_rank`` on the ranking cut
-    at k.
+    at k. Queries without a positive grade are not sent (pytrec_eval 0.5.11 can crash on them;
+    every metric is 0.0 for them by definition) and get 0.0.
     """
     cutoffs = ",".join(str(k) for k in ks)
     measures = {f"{TREC_MEASURE[m]}.{cutoffs}" for m in metrics if m in TREC_MEASURE}
-    out: dict[str, dict[str, float]] = {q: {} for q in qrels}
-    judged = {q: dict(rel) for q, rel in qrels.items()}
+    out = {q: {f"{m}@{k}": 0.0 for m in metrics for k in ks} for q in qrels}
+    judged = {q: dict(rel) for q, rel in qrels.items() if any(g > 0 for g in rel.values())}
+    if not judged:
+        return out
     if measures:
         evaluator = pytrec_eval.RelevanceEvaluator(judged, measures)
-        run = {q: as_trec_run(rankings.get(q, [])) for q in qrels}
+        run = {q: as_trec_run(rankings.get(q, [])) for q in judged}
         values = evaluator.evaluate({q: r for q, r in run.items() if r})
-        for q in qrels:
+        for q, measured in values.items():
             for metric in metrics:
-                if metric not in TREC_MEASURE:
-                    continue
-                for k in ks:
-                    key = f"{TREC_MEASURE[metric]}_{k}"
-                    out[q][f"{metric}@{k}"] = values.get(q, {}).get(key, 0.0)
+                if metric in TREC_MEASURE:
+                    for k in ks:
+                        out[q][f"{metric}@{k}"] = measured[f"{TREC_MEASURE[metric]}_{k}"]
     if "mrr" in metrics:
         evaluator = pytrec_eval.RelevanceEvaluator(judged, {"recip_rank"})
         for k in ks:
-            cut = {q: as_trec_run(list(dict.fromkeys(rankings.get(q, [])))[:k]) for q in qrels}
+            cut = {q: as_trec_run(list(dict.fromkeys(rankings.get(q, [])))[:k]) for q in judged}
             values = evaluator.evaluate({q: r for q, r in cut.items() if r})
-            for q in qrels:
-                out[q][f"mrr@{k}"] = values.get(q, {}).get("recip_rank", 0.0)
+            for q, measured in values.items():
+                out[q][f"mrr@{k}"] = measured["recip_rank"]
     return out

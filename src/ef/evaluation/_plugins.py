@@ -204,12 +204,19 @@ class PluginHost:
             return
         self._origins[name] = (dist_name, version, builtin)
 
-    def register(self, plugin: object, name: str) -> None:
-        """Register ``plugin`` in-process (see :mod:`ef.evaluation.testing`)."""
+    def register(self, plugin: object, name: str) -> str | None:
+        """Register ``plugin`` in-process (see :mod:`ef.evaluation.testing`).
+
+        :returns: ``None`` when it was registered under ``name``; the name it already has when
+            the same object was loaded before (through its entry point, say).
+        """
         with self._lock:
-            self.manager  # noqa: B018 - load the installed plugins first
+            existing = self.manager.get_name(plugin)
+            if existing is not None:
+                return existing
             self._add(plugin, name, None, None, builtin=False)
             self._invalidate()
+            return None
 
     def unregister(self, name: str) -> None:
         """Remove the in-process plugin registered as ``name``."""
@@ -400,7 +407,7 @@ def registry() -> Registry:
 
     Each entry names the plugin that provided it.
 
-    >>> sorted(registry().metrics)[:5]
+    >>> list(registry().metrics)[:5]  # built-ins register first
     ['map', 'mrr', 'ndcg', 'precision', 'recall']
     >>> registry().metrics['ndcg'].plugin
     'ef.evaluation._builtins'

@@ -28,14 +28,18 @@ def registered_plugin(plugin: object, *, name: str | None = None) -> Iterator[st
     """Register ``plugin`` (a module, class or instance with ``@hookimpl`` functions) in-process.
 
     The installed plugins are loaded first, so ``plugin`` sees the same registry a user would;
-    it is unregistered on exit, even when the body raises.
+    it is unregistered on exit, even when the body raises. A plugin that is loaded already
+    (installed, through its entry point) is left as it is and its name is yielded.
 
     :param plugin: the object carrying the hook implementations.
     :param name: the plugin's name in :func:`ef.evaluation.list_plugins`; a unique default.
     :returns: a context manager yielding the name it was registered under.
     """
     plugin_name = name or f"test-plugin-{id(plugin):x}"
-    HOST.register(plugin, plugin_name)
+    existing = HOST.register(plugin, plugin_name)
+    if existing is not None:
+        yield existing
+        return
     try:
         yield plugin_name
     finally:
