@@ -392,6 +392,15 @@ def test_identity_is_the_url_and_shapes_not_key_order_or_headers() -> None:
     assert identity(retriever_id="my-search-v2") == "my-search-v2"
 
 
+def test_credentials_in_the_url_stay_out_of_identity_and_messages() -> None:
+    retriever = HttpRetriever("http://user:s3cret@h:1/search?index=a", results="hits")
+    assert "s3cret" not in retriever.retriever_id + repr(retriever)
+    assert " http://h:1/search?index=a " in retriever.retriever_id
+    with pytest.raises(ResponseShapeError) as caught:
+        retriever._parse(b"{}")
+    assert str(caught.value).startswith("POST http://h:1/search: ")
+
+
 def test_defaults_put_the_query_in_the_body_or_the_url() -> None:
     post, get = HttpRetriever("http://h/s"), HttpRetriever("http://h/s", method="get")
     assert 'body={"limit":"{limit}","query":"{query}"}' in post.retriever_id

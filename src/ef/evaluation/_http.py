@@ -18,7 +18,7 @@ import sys
 from collections.abc import AsyncGenerator, Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Protocol, Self
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import anyio
 
@@ -340,7 +340,8 @@ class HttpRetriever:
     :param method: ``"POST"`` or ``"GET"`` (no body).
     :param body: the JSON body template.
     :param params: the URL parameters template (strings and numbers).
-    :param headers: extra request headers, e.g. a key (never part of :attr:`retriever_id`).
+    :param headers: extra request headers, e.g. an API key: never part of
+        :attr:`retriever_id`, unlike the URL (but for its ``user:password@``) and the templates.
     :param results: dotted path to the list of results in the answer.
     :param id_field: dotted path to the doc id within a result object.
     :param score_field: dotted path to the score within a result object, or ``None``.
@@ -403,7 +404,10 @@ class HttpRetriever:
         if self._body is not None:
             self._headers.setdefault("Content-Type", "application/json")
         self._cap = cap
-        self._where = f"{method} {parts.scheme}://{parts.netloc}{parts.path}"
+        # Credentials in the URL (user:password@) stay out of messages and the identity.
+        host = parts.netloc.rpartition("@")[2]
+        self._public_url = urlunsplit(parts._replace(netloc=host))
+        self._where = f"{method} {parts.scheme}://{host}{parts.path}"
         self._retriever_id = retriever_id
         self._slots: dict[tuple[str, object], _Slot] = {}
         _require_extra()
@@ -413,7 +417,7 @@ class HttpRetriever:
         """Its identity in fingerprints: the class, the URL, the request and answer shapes."""
         if self._retriever_id is not None:
             return self._retriever_id
-        parts = [qualified_name(self), self.method, self.url]
+        parts = [qualified_name(self), self.method, self._public_url]
         if self._body is not None:
             parts.append(f"body={_canonical(self._body)}")
         if self._params is not None:
@@ -424,7 +428,7 @@ class HttpRetriever:
         return " ".join(parts)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__qualname__} {self.method} {self.url}>"
+        return f"<{type(self).__qualname__} {self.method} {self._public_url}>"
 
     async def search(self, query: str, *, limit: int = 10) -> list[str] | list[SearchHit]:
         """Ask the service for up to ``limit`` results for ``query``, best first.
