@@ -7,8 +7,8 @@ never depend on completion order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import importlib.metadata
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,7 +57,10 @@ def fingerprint(value: object) -> str:
     return "sha256:" + hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
+@functools.cache  # the installed version does not change under a running process
 def _version() -> str | None:
+    import importlib.metadata  # ~20 ms: read when a report is made, not with the package
+
     try:
         return importlib.metadata.version("ef-evaluation")
     except importlib.metadata.PackageNotFoundError:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
-
-import anyio
-import anyio.from_thread
+from typing import TYPE_CHECKING, Any, Literal
 
 from ef.evaluation._adapters import (
     PreparedRetriever,
@@ -21,13 +17,11 @@ from ef.evaluation._adapters import (
 from ef.evaluation._collector import Collector, Progress, fingerprint
 from ef.evaluation._journal import Journal, JournalEntry
 from ef.evaluation._reports import RetrievalEvalReport
-from ef.evaluation._runner import (
-    QueryOutcome,
-    RunnerOptions,
-    run_queries_async,
-    run_queries_inline,
-)
 from ef.evaluation._types import Qrels, Queries, Run
+
+if TYPE_CHECKING:
+    # The runner brings anyio and asyncio: imported when a retriever is run, not with the package.
+    from ef.evaluation._runner import QueryOutcome, RunnerOptions
 
 __all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
 
@@ -155,12 +149,16 @@ class _Evaluation:
         )
 
     def run_inline(self) -> None:
+        from ef.evaluation._runner import run_queries_inline
+
         try:
             run_queries_inline(self.prepared.call, self.planned(), self.options, self.accept)
         finally:
             self.close()
 
     async def run_async(self) -> None:
+        from ef.evaluation._runner import run_queries_async
+
         try:
             await run_queries_async(
                 self.prepared.call,
@@ -195,11 +193,13 @@ def retriever_identity(retriever: object, retriever_id: str | None = None) -> st
 
 
 def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-        return True
-    except RuntimeError:
-        pass
+    asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop can be running
+    if asyncio is not None:
+        try:
+            asyncio.get_running_loop()
+            return True
+        except RuntimeError:
+            pass
     trio = sys.modules.get("trio")
     if trio is not None:
         try:
@@ -218,6 +218,8 @@ def _options(
     on_error: Literal["raise", "record"],
     rate_limit: float | None,
 ) -> RunnerOptions:
+    from ef.evaluation._runner import RunnerOptions
+
     return RunnerOptions(
         max_concurrency=max_concurrency,
         timeout=timeout,
@@ -337,11 +339,15 @@ def evaluate_retrieval(
     inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
     if inline:
         evaluation.run_inline()
-    elif _in_event_loop():
-        with anyio.from_thread.start_blocking_portal() as portal:
-            portal.call(evaluation.run_async)
     else:
-        anyio.run(evaluation.run_async)
+        import anyio
+        import anyio.from_thread
+
+        if _in_event_loop():
+            with anyio.from_thread.start_blocking_portal() as portal:
+                portal.call(evaluation.run_async)
+        else:
+            anyio.run(evaluation.run_async)
     return _finish(evaluation)
 
 
