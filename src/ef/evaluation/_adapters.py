@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ef.evaluation._hookspecs import hookimpl
+from ef.evaluation._plugins import HOST
 from ef.segments import Segment
 from ef.source_manager import SearchHit, SourceManager
 
@@ -108,8 +109,6 @@ def prepare_retriever(retriever: object, limit: int) -> PreparedRetriever:
 
     :raises TypeError: when no plugin knows how to call ``retriever``.
     """
-    from ef.evaluation._plugins import HOST
-
     fn: Callable[..., Any] | None = HOST.first_result("ef_evaluation_adapt_retriever", retriever)
     if fn is None:
         raise TypeError(
@@ -129,8 +128,6 @@ def to_doc_ids(results: Iterable[Any], limit: int) -> tuple[list[str], list[floa
         (a ``SearchHit`` does), else ``None``.
     :raises TypeError: for a result type no plugin maps to a doc id.
     """
-    from ef.evaluation._plugins import HOST
-
     if isinstance(results, str | bytes):
         raise TypeError("the retriever returned a string; expected a list of results")
     ranked: dict[str, float | None] = {}
