@@ -283,7 +283,7 @@ def _keep_public_names(
 _CLASS_REPR = re.compile(r"<class '(?:builtins\.)?([\w.]+)'>")
 
 
-def _readable_defaults(
+def _readable_signature(
     app: Sphinx,
     what: str,
     name: str,
@@ -292,7 +292,10 @@ def _readable_defaults(
     signature: str | None,
     return_annotation: str | None,
 ) -> tuple[str | None, str | None] | None:
-    """Show a default of exception types as ``(TimeoutError, OSError)``, not their reprs."""
+    """Defaults of exception types as ``(TimeoutError, OSError)``; no Protocol constructor."""
+    if what == "class" and getattr(obj, "_is_protocol", False):
+        # A protocol is implemented, never instantiated: its (*args, **kwargs) says nothing.
+        return "", return_annotation
     if signature is None or "<class '" not in signature:
         return None
     return _CLASS_REPR.sub(r"\1", signature), return_annotation
@@ -314,6 +317,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", _reread_index_when_pages_come_or_go)
     app.connect("autodoc-process-docstring", _fill_attribute_docstring)
     app.connect("autodoc-skip-member", _keep_public_names)
-    app.connect("autodoc-process-signature", _readable_defaults)
+    app.connect("autodoc-process-signature", _readable_signature)
     app.set_translator("markdown", MarkdownTranslator)
     return {"parallel_read_safe": True}
