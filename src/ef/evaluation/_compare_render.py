@@ -268,7 +268,7 @@ def to_table(
     table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
     table.add_column("System")
     for metric in report.metrics:
-        table.add_column(metric, justify="right")
+        table.add_column(metric, justify="right", no_wrap=True)
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
             Text(f"**{value}**" if best and plain else value, style="bold" if best else "")
@@ -321,14 +321,16 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
         ),
         caption_justify="left",
     )
-    for name in ("System", "Metric", "Δ mean"):
-        table.add_column(name, justify="left" if name != "Δ mean" else "right")
+    # Numbers never wrap (half an interval on each line reads as two numbers); names may.
+    table.add_column("System", overflow="fold")
+    table.add_column("Metric", overflow="fold")
+    table.add_column("Δ mean", justify="right", no_wrap=True)
     if "bootstrap" in report.tests:
-        table.add_column(f"{report.confidence_level:.0%} CI", justify="right")
-    table.add_column("d", justify="right")
-    table.add_column("W/T/L", justify="right")
+        table.add_column(f"{report.confidence_level:.0%} CI", justify="right", no_wrap=True)
+    table.add_column("d", justify="right", no_wrap=True)
+    table.add_column("W/T/L", justify="right", no_wrap=True)
     for test in p_tests:
-        table.add_column(f"p ({test})", justify="right")
+        table.add_column(f"p ({test})", justify="right", no_wrap=True)
     for row in report.comparisons:
         cells = [row.system, row.metric, _number(row.difference, digits)]
         if "bootstrap" in report.tests:
