@@ -8,7 +8,7 @@ with a :class:`PluginWarning` naming it and its distribution; everything else ke
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import os
 import re
 import threading
@@ -145,6 +145,8 @@ class PluginHost:
             return self._pm
 
     def _load_entry_points(self) -> None:
+        import importlib.metadata  # ~20-50 ms: paid when plugins load, not on import
+
         selected = _selected_names()
         seen: set[str] = set()
         for entry_point in importlib.metadata.entry_points(group=PROJECT):
@@ -349,6 +351,8 @@ class PluginHost:
 
 
 def _own_version() -> str | None:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("ef-evaluation")
     except importlib.metadata.PackageNotFoundError:
