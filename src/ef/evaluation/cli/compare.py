@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
+    ComparisonReport,
     Qrels,
     RetrievalEvalReport,
+    compare,
     read_dataset,
     read_trec_qrels,
     read_trec_run,
     registry,
 )
-from ef.evaluation._compare import compare
-from ef.evaluation._comparison_report import ComparisonReport
 from ef.evaluation._stats import CORRECTIONS, TESTS
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
