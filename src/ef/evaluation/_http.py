@@ -1,33 +1,22 @@
 """HttpRetriever: a search service over HTTP as a retriever, on asyncio and trio.
 
-The client libraries are the ``http`` extra, imported on first use, and chosen by measurement
-(``benchmarks/bench_http.py``): on asyncio an aiohttp session, whose pool keeps its throughput
-with hundreds of requests in flight where httpx's does not; on trio, where aiohttp does not run,
-httpcore connections on a plain stack, because httpcore's pool (httpx's) slows down sharply and
-fails requests with hundreds in flight.
+This module holds the request and answer shapes and the errors; the clients that carry the
+requests, one per event loop, are in ``_http_clients``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
 import re
-import ssl
-import sys
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import Mapping
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Protocol, Self
-from urllib.parse import urlencode, urlsplit, urlunsplit
-
-import anyio
+from typing import Any, Self
+from urllib.parse import urlsplit, urlunsplit
 
 from ef.evaluation._adapters import qualified_name
+from ef.evaluation._http_clients import LoopClients
 from ef.segments import Segment
 from ef.source_manager import SearchHit
-
-if TYPE_CHECKING:
-    from httpcore import AsyncHTTPConnection
 
 __all__ = [
     "HttpClientError",
@@ -42,7 +31,6 @@ _PLACEHOLDER = re.compile(r"\{(query|limit)\}")
 _EXCERPT_CHARS = 200
 # Not 5xx, but each says "try again later".
 _TRANSIENT_STATUSES = frozenset({408, 425, 429})
-_EXTRA_HINT = "install the 'http' extra: pip install 'ef-evaluation[http]'"
 _MISSING = object()
 
 
@@ -95,158 +83,6 @@ class HttpConnectionError(OSError):
 
 class ResponseShapeError(ValueError):
     """The answer is not JSON, or not in the configured shape; not retried by default."""
-
-
-class _Client(Protocol):
-    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
-        """One request to the retriever's URL: the status and the whole body."""
-        ...
-
-    async def aclose(self) -> None: ...
-
-
-def _connection_error(where: str, error: BaseException) -> HttpConnectionError:
-    reason = str(error) or "the connection failed"
-    return HttpConnectionError(f"{where}: {type(error).__qualname__}: {reason}")
-
-
-class _AiohttpClient:
-    """asyncio: one aiohttp session; its connector pools connections with no cap of its own."""
-
-    def __init__(self, method: str, url: str, where: str, headers: dict[str, str], cap: int | None):
-        import aiohttp
-        import yarl
-
-        self._errors = (aiohttp.ClientError, OSError)
-        self._method, self._url, self._where = method, yarl.URL(url), where
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=cap or 0, limit_per_host=0),
-            headers=headers,
-            timeout=aiohttp.ClientTimeout(total=None),
-        )
-
-    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
-        try:
-            async with self._session.request(
-                self._method, self._url, params=params, data=content, allow_redirects=False
-            ) as reply:
-                return reply.status, await reply.read()
-        except self._errors as error:
-            raise _connection_error(self._where, error) from error
-
-    async def aclose(self) -> None:
-        await self._session.close()
-        # Lets the transports run their connection_lost callbacks before the loop closes.
-        await asyncio.sleep(0)
-
-
-class _HttpcoreClient:
-    """trio: httpcore connections kept on a stack, one request on each at a time.
-
-    httpcore's own pool (the one httpx uses) slows down sharply and fails requests with
-    hundreds in flight on trio; a stack of idle connections has nothing to scan or race on.
-    """
-
-    def __init__(self, method: str, url: str, where: str, headers: dict[str, str], cap: int | None):
-        import httpcore
-
-        self._httpcore = httpcore
-        self._errors = (
-            httpcore.NetworkError,
-            httpcore.ProtocolError,
-            httpcore.TimeoutException,
-            httpcore.ConnectionNotAvailable,
-            OSError,
-        )
-        self._method, self._url, self._where = method, url, where
-        self._origin = httpcore.URL(url).origin
-        self._ssl = ssl.create_default_context() if url.startswith("https:") else None
-        self._headers = [(name.encode(), value.encode()) for name, value in headers.items()]
-        self._idle: list[AsyncHTTPConnection] = []
-        self._open: set[AsyncHTTPConnection] = set()
-        self._cap = anyio.Semaphore(cap) if cap else None
-
-    async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
-        if self._cap is None:
-            return await self._send(params, content)
-        async with self._cap:
-            return await self._send(params, content)
-
-    async def _send(
-        self, params: dict[str, str] | None, content: bytes | None
-    ) -> tuple[int, bytes]:
-        url = self._url
-        if params:
-            url += ("&" if "?" in url else "?") + urlencode(params)
-        connection = await self._checkout()
-        try:
-            reply = await connection.request(
-                self._method, url, headers=self._headers, content=content
-            )
-        except BaseException as error:  # cancellation too: the connection is mid-request
-            await self._discard(connection)
-            if isinstance(error, self._errors):
-                raise _connection_error(self._where, error) from error
-            raise
-        if connection.is_idle():
-            self._idle.append(connection)
-        else:
-            await self._discard(connection)
-        return reply.status, reply.content
-
-    async def _checkout(self) -> AsyncHTTPConnection:
-        while self._idle:
-            connection = self._idle.pop()
-            if not connection.has_expired():
-                return connection
-            await self._discard(connection)
-        connection = self._httpcore.AsyncHTTPConnection(self._origin, ssl_context=self._ssl)
-        self._open.add(connection)
-        return connection
-
-    async def _discard(self, connection: AsyncHTTPConnection) -> None:
-        self._open.discard(connection)
-        with anyio.CancelScope(shield=True):
-            await connection.aclose()
-
-    async def aclose(self) -> None:
-        self._idle.clear()
-        for connection in list(self._open):
-            await self._discard(connection)
-
-
-def _loop_key() -> tuple[str, object]:
-    """The running event loop: ``("asyncio", loop)`` or ``("trio", root task)``."""
-    try:
-        return "asyncio", asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            return "trio", trio.lowlevel.current_root_task()
-        except RuntimeError:
-            pass
-    raise RuntimeError("HttpRetriever runs under asyncio or trio; no event loop is running")
-
-
-class _Slot:
-    """One event loop's client, the async generator that closes it, the `async with` depth."""
-
-    def __init__(self, client: _Client, holder: AsyncGenerator[None, None]) -> None:
-        self.client, self.holder, self.depth = client, holder, 0
-
-
-def _require_extra() -> None:
-    def missing(name: str) -> bool:
-        try:
-            return importlib.util.find_spec(name) is None
-        except (ImportError, ValueError):
-            return True
-
-    absent = [name for name in ("aiohttp", "httpcore") if missing(name)]
-    if absent:
-        raise ImportError(f"HttpRetriever needs {' and '.join(absent)}: {_EXTRA_HINT}")
 
 
 def _fill(template: Any, query: str, limit: int) -> Any:
@@ -403,14 +239,12 @@ class HttpRetriever:
         self._headers = dict(headers or {})
         if self._body is not None:
             self._headers.setdefault("Content-Type", "application/json")
-        self._cap = cap
         # Credentials in the URL (user:password@) stay out of messages and the identity.
         host = parts.netloc.rpartition("@")[2]
         self._public_url = urlunsplit(parts._replace(netloc=host))
         self._where = f"{method} {parts.scheme}://{host}{parts.path}"
         self._retriever_id = retriever_id
-        self._slots: dict[tuple[str, object], _Slot] = {}
-        _require_extra()
+        self._clients = LoopClients(method, url, self._headers, cap)
 
     @property
     def retriever_id(self) -> str:
@@ -438,13 +272,18 @@ class HttpRetriever:
         :raises HttpConnectionError: when the connection fails before a complete answer.
         :raises ResponseShapeError: when the answer is not JSON in the configured shape.
         """
-        slot = self._slots.get(_loop_key()) or await self._open()
+        client = await self._clients.current()
         params = content = None
         if self._params is not None:
             params = {key: str(value) for key, value in _fill(self._params, query, limit).items()}
         if self._body is not None:
             content = json.dumps(_fill(self._body, query, limit)).encode()
-        status, answer = await slot.client.send(params, content)
+        try:
+            status, answer = await client.send(params, content)
+        except client.errors as error:
+            reason = str(error) or "the connection failed"
+            failure = f"{self._where}: {type(error).__qualname__}: {reason}"
+            raise HttpConnectionError(failure) from error
         if not 200 <= status < 300:
             transient = status >= 500 or status in _TRANSIENT_STATUSES
             raise (HttpServerError if transient else HttpClientError)(
@@ -453,41 +292,15 @@ class HttpRetriever:
         return self._parse(answer)
 
     async def __aenter__(self) -> Self:
-        slot = self._slots.get(_loop_key()) or await self._open()
-        slot.depth += 1
+        await self._clients.enter()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        slot = self._slots.get(_loop_key())
-        if slot is not None:
-            slot.depth -= 1
-            if slot.depth <= 0:
-                await slot.holder.aclose()
+        await self._clients.exit()
 
     async def aclose(self) -> None:
         """Close the running event loop's client now; a later search opens a new one."""
-        slot = self._slots.get(_loop_key())
-        if slot is not None:
-            await slot.holder.aclose()
-
-    async def _open(self) -> _Slot:
-        key = _loop_key()
-        kind = _HttpcoreClient if key[0] == "trio" else _AiohttpClient
-        client = kind(self.method, self.url, self._where, self._headers, self._cap)
-        slot = self._slots[key] = _Slot(client, self._hold(key, client))
-        # The first step registers the generator with the loop, which finalises it at its end.
-        await slot.holder.asend(None)
-        return slot
-
-    async def _hold(self, key: tuple[str, object], client: _Client) -> AsyncGenerator[None, None]:
-        try:
-            yield
-        finally:
-            slot = self._slots.get(key)
-            if slot is not None and slot.client is client:
-                del self._slots[key]
-            with anyio.CancelScope(shield=True):
-                await client.aclose()
+        await self._clients.aclose()
 
     def _parse(self, answer: bytes) -> list[str] | list[SearchHit]:
         try:
