@@ -63,9 +63,7 @@ def test_sync_and_async_entry_points_agree_including_failures():
         sync = evaluate_retrieval(Flaky(), QRELS, QUERIES, on_error="record", retries=1)
     with pytest.warns(IncompleteEvaluationWarning):
         via_async = anyio.run(
-            lambda: evaluate_retrieval_async(
-                Flaky(), QRELS, QUERIES, on_error="record", retries=1
-            )
+            lambda: evaluate_retrieval_async(Flaky(), QRELS, QUERIES, on_error="record", retries=1)
         )
     assert sync.metrics == via_async.metrics
     assert sync.per_query == via_async.per_query
