@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ef.evaluation._builtin_datasets import resolve_builtin
 from ef.evaluation._formats import (
     DatasetFormatError,
     PathArg,
@@ -78,7 +79,7 @@ def read_beir(
     >>> queries, qrels
     ({'q1': 'french capital'}, {'q1': {'d1': 1.0}})
     """
-    root = Path(directory)
+    root = Path(resolve_builtin(directory))
     if not root.is_dir():
         raise FileNotFoundError(errno.ENOENT, "no BEIR dataset directory", str(root))
     corpus_path = _locate(root, ("corpus.jsonl",), "corpus")

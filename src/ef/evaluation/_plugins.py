@@ -438,11 +438,16 @@ def read_dataset(
 ) -> tuple[Corpus, Queries, Qrels]:
     """Read a dataset with a registered reader: ``(corpus, queries, qrels)``.
 
-    :param source: what the reader reads — a directory, a file, a dataset id.
+    :param source: what the reader reads — a directory, a file, a dataset id, or
+        ``builtin:NAME`` for a dataset bundled with ef-evaluation (read as BEIR).
     :param reader: the registered reader's name (``beir``, ``trec`` or a plugin's).
     :param options: passed on to the reader.
     :raises ValueError: for an unknown reader name (the message lists the available ones).
     """
+    from ef.evaluation._builtin_datasets import BUILTIN_PREFIX, resolve_builtin
+
+    if isinstance(source, str) and source.startswith(BUILTIN_PREFIX):
+        source, reader = resolve_builtin(source), "beir"
     readers = HOST.registry.readers
     if reader not in readers:
         raise ValueError(
