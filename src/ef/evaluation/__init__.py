@@ -35,20 +35,14 @@ Example — score a retriever against a tiny BEIR-shaped triple:
 0.5
 """
 
+from typing import TYPE_CHECKING
+
 from ef.evaluation._beir import read_beir, write_beir
 from ef.evaluation._collector import Progress
 from ef.evaluation._compare import compare
 from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
 from ef.evaluation._formats import DatasetFormatError
 from ef.evaluation._hookspecs import hookimpl
-from ef.evaluation._http import (
-    HttpClientError,
-    HttpConnectionError,
-    HttpRetriever,
-    HttpServerError,
-    HttpStatusError,
-    ResponseShapeError,
-)
 from ef.evaluation._journal import JournalMismatchError, journal_to_trec_run
 from ef.evaluation._lexical import context_precision, context_recall, exact_match, token_f1
 from ef.evaluation._metrics import (
@@ -84,6 +78,30 @@ from ef.evaluation._runner import QueryError
 from ef.evaluation._scoring import RankingSummary
 from ef.evaluation._trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
+
+if TYPE_CHECKING:
+    from ef.evaluation._http import (
+        HttpClientError,
+        HttpConnectionError,
+        HttpRetriever,
+        HttpServerError,
+        HttpStatusError,
+        ResponseShapeError,
+    )
+
+# Imported on first use, not with the package: the HTTP client brings asyncio (tens of ms),
+# which scoring a run or reading a dataset never needs.
+_LAZY = dict.fromkeys(
+    (
+        "HttpClientError",
+        "HttpConnectionError",
+        "HttpRetriever",
+        "HttpServerError",
+        "HttpStatusError",
+        "ResponseShapeError",
+    ),
+    "ef.evaluation._http",
+)
 
 __all__ = [
     "RETRIEVAL_METRICS",
@@ -145,7 +163,24 @@ __all__ = [
 ]
 
 for _name in __all__:
-    _obj = globals()[_name]
+    _obj = globals().get(_name)
     if isinstance(_obj, type):
         _obj.__module__ = __name__
 del _name, _obj
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    if isinstance(value, type):
+        value.__module__ = __name__
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
