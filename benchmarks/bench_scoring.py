@@ -1,0 +1,278 @@
+"""Scoring benchmark: ef beside pytrec_eval, ranx and ir_measures on the same data, in memory.
+
+Every tool gets its own native input built from the same workload (:mod:`workloads`) and is
+timed through its public call, end to end — building its judgement and run objects included —
+on the common metric set nDCG@10, R@100, MRR@10 and MAP@1000. The calls run in one process,
+interleaved (the order rotates every repeat), after a warm-up call on a one-query input; the
+table shows medians. ``gc.collect()`` runs between calls, untimed, and the workload itself is
+frozen out of the collector (:func:`gc.freeze`) so no tool pays for scanning another's data.
+
+- **ef**: ``evaluate_run(run, qrels, k_values=(10, 100, 1000), metrics=("ndcg", "recall",
+  "mrr", "map"))`` on ranked lists, on ``{doc: score}`` dicts inserted in rank order (as a run
+  file reads) and on the same dicts shuffled (ef has to order them); and once on its full
+  default set (5 metrics × k = 1, 5, 10, 100).
+- **pytrec_eval**: ``RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "recip_rank",
+  "map_cut.1000"}).evaluate(run)``, then the means. trec_eval has no cut-off reciprocal rank:
+  MRR@10 is read off ``recip_rank`` (``1/rank`` is at least 0.1 exactly when rank ≤ 10), the
+  cheapest exact way.
+- **ranx**: ``evaluate(Qrels(qrels), Run(run), ["ndcg@10", "recall@100", "mrr@10",
+  "map@1000"])``. Its first call in a process compiles with numba; that call is timed on its own
+  (one sample: a process has one first call), the other calls are "warm".
+- **ir_measures**: ``calc_aggregate([nDCG@10, R@100, RR@10, AP@1000], qrels, run)``.
+
+Agreement is the largest absolute difference between a tool's means and ef's (ranked lists),
+taken from the timed outputs; ✓ when at most 1e-9.
+
+Run one workload (``run_all.py`` runs both, each in its own process)::
+
+    python benchmarks/bench_scoring.py --workload msmarco --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import workloads
+
+COMMON = ("ndcg@10", "recall@100", "mrr@10", "map@1000")
+EF_METRICS = ("ndcg", "recall", "mrr", "map")
+EF_CUTOFFS = (10, 100, 1000)
+TOLERANCE = 1e-9
+REFERENCE = "ef · ranked lists"
+
+Means = dict[str, float]
+
+
+def ef_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
+    from ef.evaluation import evaluate_run
+
+    report = evaluate_run(run, qrels, k_values=EF_CUTOFFS, metrics=EF_METRICS)
+    return {key: report.metrics[key] for key in COMMON}
+
+
+def ef_default_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
+    from ef.evaluation import evaluate_run
+
+    report = evaluate_run(run, qrels)  # 5 metrics × k = 1, 5, 10, 100: 20 values per query
+    return {key: report.metrics[key] for key in COMMON if key in report.metrics}
+
+
+def pytrec_eval_call(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]
+) -> Means:
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut.10", "recall.100", "recip_rank", "map_cut.1000"}
+    )
+    per_query = evaluator.evaluate(run)
+    n = len(per_query)
+    totals = dict.fromkeys(COMMON, 0.0)
+    for values in per_query.values():
+        totals["ndcg@10"] += values["ndcg_cut_10"]
+        totals["recall@100"] += values["recall_100"]
+        rr = values["recip_rank"]
+        totals["mrr@10"] += rr if rr >= 0.1 else 0.0
+        totals["map@1000"] += values["map_cut_1000"]
+    return {key: total / n for key, total in totals.items()}
+
+
+def ranx_call(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]
+) -> Means:
+    import ranx
+
+    means = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), list(COMMON))
+    return {key: float(value) for key, value in means.items()}
+
+
+def ir_measures_call(
+    run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]
+) -> Means:
+    import ir_measures
+    from ir_measures import AP, RR, R, nDCG
+
+    means = ir_measures.calc_aggregate([nDCG @ 10, R @ 100, RR @ 10, AP @ 1000], qrels, run)
+    names = {"nDCG@10": "ndcg@10", "R@100": "recall@100", "RR@10": "mrr@10", "AP@1000": "map@1000"}
+    return {names[str(measure)]: float(value) for measure, value in means.items()}
+
+
+def cases(workload: workloads.Workload) -> dict[str, tuple[str, Callable[[], Means]]]:
+    """Every timed call: label → (input it gets, the call)."""
+    scored, shuffled = workload.scored(), workload.scored_shuffled()
+    qrels, qrels_int = workload.qrels, workload.qrels_int
+    return {
+        REFERENCE: ("ranked id lists", lambda: ef_call(workload.ranked, qrels)),
+        "ef · scored, rank order": ("{doc: score}, best first", lambda: ef_call(scored, qrels)),
+        "ef · scored, shuffled": ("{doc: score}, shuffled", lambda: ef_call(shuffled, qrels)),
+        "ef · full default set": (
+            "ranked id lists, 20 values/query",
+            lambda: ef_default_call(workload.ranked, qrels),
+        ),
+        "pytrec_eval": ("{doc: score}, best first", lambda: pytrec_eval_call(scored, qrels_int)),
+        "pytrec_eval · shuffled": (
+            "{doc: score}, shuffled",
+            lambda: pytrec_eval_call(shuffled, qrels_int),
+        ),
+        "ranx · warm": ("{doc: score}, best first", lambda: ranx_call(scored, qrels_int)),
+        "ir_measures": ("{doc: score}, best first", lambda: ir_measures_call(scored, qrels_int)),
+    }
+
+
+def timed(call: Callable[[], Means]) -> tuple[float, Means]:
+    gc.collect()
+    start = time.perf_counter()
+    out = call()
+    return time.perf_counter() - start, out
+
+
+def warm_up() -> None:
+    """One call of each tool on a one-query input: imports and first-use costs, untimed."""
+    tiny_qrels = {"q": {"a": 1}}
+    tiny_run = {"q": {"a": 1.0, "b": 0.5}}
+    ef_call({"q": ["a", "b"]}, {"q": {"a": 1.0}})
+    pytrec_eval_call(tiny_run, tiny_qrels)
+    ir_measures_call(tiny_run, tiny_qrels)
+
+
+def agreement(out: Means, reference: Means) -> float:
+    return max(abs(out[key] - reference[key]) for key in out)
+
+
+def run_benchmark(name: str, repeats: int) -> dict[str, Any]:
+    """Time every case; return the raw samples, medians and outputs."""
+    build = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[name]
+    started = time.perf_counter()
+    workload = build()
+    table = cases(workload)
+    setup = time.perf_counter() - started
+    gc.collect()
+    gc.freeze()
+    # A process has one first ranx call: it compiles with numba. Timed before anything else.
+    first_seconds, first_out = timed(lambda: ranx_call(workload.scored(), workload.qrels_int))
+    warm_up()
+    samples: dict[str, list[float]] = {label: [] for label in table}
+    outputs: dict[str, Means] = {"ranx · first call (numba JIT)": first_out}
+    labels = list(table)
+    for repeat in range(repeats):
+        shift = repeat % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            seconds, out = timed(table[label][1])
+            samples[label].append(seconds)
+            outputs.setdefault(label, out)
+    reference = outputs[REFERENCE]
+    rows = []
+    for label in [*labels[:6], "ranx · first call (numba JIT)", *labels[6:]]:
+        if label.startswith("ranx · first"):
+            times, given = [first_seconds], "{doc: score}, best first"
+        else:
+            times, given = samples[label], table[label][0]
+        rows.append(
+            {
+                "tool": label,
+                "input": given,
+                "median": statistics.median(times),
+                "min": min(times),
+                "samples": times,
+                "means": outputs[label],
+                "max_abs_diff": agreement(outputs[label], reference),
+            }
+        )
+    return {
+        "workload": workload.name,
+        "queries": workload.n_queries,
+        "lines": workload.n_lines,
+        "judgements_per_query": sum(map(len, workload.qrels.values())) / workload.n_queries,
+        "repeats": repeats,
+        "setup_seconds": setup,
+        "rows": rows,
+    }
+
+
+def render(result: Mapping[str, Any]) -> list[str]:
+    """A Markdown table of one workload's result."""
+    rows = result["rows"]
+    reference = next(row["median"] for row in rows if row["tool"] == REFERENCE)
+    lines = [
+        f"### {result['workload']}: {result['queries']:,} queries × "
+        f"{result['lines'] // result['queries']:,} docs, "
+        f"{result['judgements_per_query']:.2f} judgements/query — median of "
+        f"{result['repeats']} (ranx first call: 1 sample)",
+        "",
+        "| tool | input | median s | min s | × ef ranked | agreement (max abs diff) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        ok = "✓" if row["max_abs_diff"] <= TOLERANCE else "✗"
+        lines.append(
+            f"| {row['tool']} | {row['input']} | {row['median']:.3f} | {row['min']:.3f} "
+            f"| {row['median'] / reference:.1f}× | {ok} {row['max_abs_diff']:.1e} |"
+        )
+    return lines
+
+
+Target = tuple[str, float, float, bool]
+"""``(what, measured, required, at_most)``: met when ``measured >= required``, or ``<=`` if
+``at_most``."""
+
+
+def format_target(target: Target) -> str:
+    what, measured, required, at_most = target
+    ok = measured <= required if at_most else measured >= required
+    sign = "≤" if at_most else "≥"
+    return f"- {what}: {measured:.2f} (target {sign} {required:g}) {'✓' if ok else '✗'}"
+
+
+def targets(result: Mapping[str, Any]) -> list[Target]:
+    """The issue's speed targets for the MS MARCO shape, as ratios of medians."""
+    median = {row["tool"]: row["median"] for row in result["rows"]}
+    return [
+        ("pytrec_eval ÷ ef, ranked lists", median["pytrec_eval"] / median[REFERENCE], 5.0, False),
+        ("ranx warm ÷ ef, ranked lists", median["ranx · warm"] / median[REFERENCE], 8.0, False),
+        (
+            "pytrec_eval (common set) ÷ ef full default set",
+            median["pytrec_eval"] / median["ef · full default set"],
+            3.0,
+            False,
+        ),
+        (
+            "pytrec_eval ÷ ef, scored dicts in rank order",
+            median["pytrec_eval"] / median["ef · scored, rank order"],
+            1.5,
+            False,
+        ),
+        (
+            "pytrec_eval ÷ ef, scored dicts shuffled (both tools)",
+            median["pytrec_eval · shuffled"] / median["ef · scored, shuffled"],
+            1.5,
+            False,
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=["msmarco", "beir"], default="msmarco")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", help="also write the raw result to this file")
+    args = parser.parse_args()
+    result = run_benchmark(args.workload, args.repeats)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(result, out, indent=1)
+    print("\n".join(render(result)))
+    if args.workload == "msmarco":
+        print()
+        print("\n".join(map(format_target, targets(result))))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
