@@ -19,6 +19,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import anyio
@@ -30,6 +31,7 @@ CONCURRENCY = 200
 TIMING_QUERIES = 10_000
 MEMORY_QUERIES = (10_000, 100_000)
 TARGET_RATIO = 1.10
+FLOOR = "bare anyio tasks (floor)"
 
 
 def planned(n: int) -> Iterator[tuple[str, str]]:
@@ -100,9 +102,13 @@ def floor_once(backend: str) -> float:
     return anyio.run(main, backend=backend)
 
 
+def wall_time(backend: str, options: RunnerOptions, is_async: bool) -> float:
+    return run_once(backend, TIMING_QUERIES, options, is_async=is_async, trace_memory=False)[0]
+
+
 def timing_table(backends: list[str], repeats: int) -> list[str]:
     ideal = TIMING_QUERIES * LATENCY / CONCURRENCY
-    cases: list[tuple[str, RunnerOptions, bool]] = [
+    runner_cases: list[tuple[str, RunnerOptions, bool]] = [
         ("async retriever", RunnerOptions(max_concurrency=CONCURRENCY), True),
         (
             "async + timeout, retries",
@@ -111,30 +117,31 @@ def timing_table(backends: list[str], repeats: int) -> list[str]:
         ),
         ("sync retriever, threads", RunnerOptions(max_concurrency=CONCURRENCY), False),
     ]
+    cases: list[tuple[str, str, Callable[[], float]]] = []
+    for backend in backends:
+        cases.append((backend, FLOOR, partial(floor_once, backend)))
+        for name, options, is_async in runner_cases:
+            cases.append((backend, name, partial(wall_time, backend, options, is_async)))
+    # Round-robin, so a change in the machine's load touches every case alike.
+    times: dict[tuple[str, str], list[float]] = {(b, name): [] for b, name, _ in cases}
+    for _ in range(repeats):
+        for backend, name, measure in cases:
+            times[backend, name].append(measure())
     lines = [
         f"Wall time: N={TIMING_QUERIES:,}, L={LATENCY * 1000:g} ms, C={CONCURRENCY}, "
         f"ideal N·L/C = {ideal:.3f} s, median of {repeats} (target ratio <= {TARGET_RATIO})",
         "",
-        f"| {'backend':<8} | {'case':<26} | {'median s':>8} | {'min s':>6} | {'ratio':>6} |",
-        f"|{'-' * 10}|{'-' * 28}|{'-' * 10}|{'-' * 8}|{'-' * 8}|",
+        f"| {'backend':<8} | {'case':<26} | {'median s':>8} | {'min s':>6} | {'ratio':>6} "
+        f"| {'vs floor':>8} |",
+        f"|{'-' * 10}|{'-' * 28}|{'-' * 10}|{'-' * 8}|{'-' * 8}|{'-' * 10}|",
     ]
-    for backend in backends:
-        floor = [floor_once(backend) for _ in range(repeats)]
-        median = statistics.median(floor)
+    for backend, name, _ in cases:
+        median = statistics.median(times[backend, name])
+        floor = statistics.median(times[backend, FLOOR])
         lines.append(
-            f"| {backend:<8} | {'bare anyio tasks (floor)':<26} | {median:>8.3f} "
-            f"| {min(floor):>6.3f} | {median / ideal:>6.3f} |"
+            f"| {backend:<8} | {name:<26} | {median:>8.3f} | {min(times[backend, name]):>6.3f} "
+            f"| {median / ideal:>6.3f} | {median / floor:>8.3f} |"
         )
-        for name, options, is_async in cases:
-            times = [
-                run_once(backend, TIMING_QUERIES, options, is_async=is_async, trace_memory=False)[0]
-                for _ in range(repeats)
-            ]
-            median = statistics.median(times)
-            lines.append(
-                f"| {backend:<8} | {name:<26} | {median:>8.3f} | {min(times):>6.3f} "
-                f"| {median / ideal:>6.3f} |"
-            )
     return lines
 
 
