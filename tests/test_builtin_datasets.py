@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ef.evaluation import evaluate_retrieval, read_beir
+from ef.evaluation import evaluate_retrieval, read_beir, read_dataset
 from ef.evaluation._builtin_datasets import (
     BUILTIN_PREFIX,
     builtin_dataset_path,
@@ -29,6 +29,14 @@ def test_the_demo_dataset_is_bundled() -> None:
 
 def test_builtin_names_resolve_to_the_bundled_folder() -> None:
     assert resolve_builtin(BUILTIN_PREFIX + NAME) == builtin_dataset_path(NAME)
+
+
+def test_the_readers_accept_builtin_names() -> None:
+    expected = read_beir(builtin_dataset_path(NAME))
+    assert read_beir(BUILTIN_PREFIX + NAME) == expected
+    assert read_dataset(BUILTIN_PREFIX + NAME) == expected
+    with pytest.raises(ValueError, match="unknown built-in dataset 'nope'"):
+        read_dataset("builtin:nope")
 
 
 @pytest.mark.parametrize("source", ["data/scifact", "./builtin:x", pathlib.Path("builtin:x")])
