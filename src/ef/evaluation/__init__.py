@@ -74,7 +74,7 @@ from ef.evaluation._retrieval import (
     evaluate_retrieval_async,
     evaluate_run,
 )
-from ef.evaluation._runner import QueryError
+from ef.evaluation._runner_options import QueryError
 from ef.evaluation._scoring import RankingSummary
 from ef.evaluation._trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run

@@ -44,7 +44,8 @@ class QueryFailure:
     """A query whose retrieval failed after every attempt.
 
     :param query_id: the query that failed.
-    :param error_type: the qualified name of the last exception's type.
+    :param error_type: the last exception's type: its bare name for a built-in (``TimeoutError``),
+        else ``module.QualName``.
     :param message: the last exception's message.
     :param attempts: how many times the retriever was called for this query.
     """

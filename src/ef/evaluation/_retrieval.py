@@ -6,7 +6,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ef.evaluation._adapters import (
     PreparedRetriever,
@@ -17,11 +17,11 @@ from ef.evaluation._adapters import (
 from ef.evaluation._collector import Collector, Progress, fingerprint
 from ef.evaluation._journal import Journal, JournalEntry
 from ef.evaluation._reports import RetrievalEvalReport
+from ef.evaluation._runner_options import QueryOutcome, RunnerOptions
 from ef.evaluation._types import Qrels, Queries, Run
 
-if TYPE_CHECKING:
-    # The runner brings anyio and asyncio: imported when a retriever is run, not with the package.
-    from ef.evaluation._runner import QueryOutcome, RunnerOptions
+# The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with
+# the package.
 
 __all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
 
@@ -218,8 +218,6 @@ def _options(
     on_error: Literal["raise", "record"],
     rate_limit: float | None,
 ) -> RunnerOptions:
-    from ef.evaluation._runner import RunnerOptions
-
     return RunnerOptions(
         max_concurrency=max_concurrency,
         timeout=timeout,
