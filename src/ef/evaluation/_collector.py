@@ -57,6 +57,11 @@ def fingerprint(value: object) -> str:
     return "sha256:" + hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
+def _as_dict(judged: Mapping[str, float]) -> dict[str, float]:
+    """``judged`` as the ``dict`` that :mod:`json` needs; a dict already is not copied."""
+    return judged if isinstance(judged, dict) else dict(judged)
+
+
 @functools.cache  # the installed version does not change under a running process
 def _version() -> str | None:
     import importlib.metadata  # ~20 ms: read when a report is made, not with the package
@@ -244,7 +249,7 @@ class Collector:
         """Fingerprints of the qrels and, when given, of the planned queries' texts."""
         if self._fingerprints is None:
             self._fingerprints = {
-                "qrels": fingerprint({q: dict(judged) for q, judged in self.qrels.items()})
+                "qrels": fingerprint({q: _as_dict(judged) for q, judged in self.qrels.items()})
             }
             if self.queries is not None:
                 queries = self.queries

@@ -135,10 +135,11 @@ def summarize(
                     where = dict(zip(ranked, range(n), strict=False))
                     found = [(where[raw[position]], grade) for position, grade in found]
         else:
-            if not unique:
-                ranked = list(dict.fromkeys(ranked))
-                unique = True
             where = dict(zip(ranked, range(n), strict=False))
+            if not unique and len(where) != n:  # a repeated id: positions after it shift
+                ranked = list(dict.fromkeys(ranked))
+                where = dict(zip(ranked, range(len(ranked)), strict=True))
+            unique = True
             for doc_id, grade in positives:
                 position = where.get(doc_id)
                 if position is not None:
