@@ -23,14 +23,16 @@ frozen out of the collector (:func:`gc.freeze`) so no tool pays for scanning ano
 Agreement is the largest absolute difference between a tool's means and ef's (ranked lists),
 taken from the timed outputs; ✓ when at most 1e-9.
 
-Run one workload (``run_all.py`` runs both, each in its own process)::
+Run one workload (``run_all.py`` runs both, each in its own process), or profile ef alone::
 
     python benchmarks/bench_scoring.py --workload msmarco --repeats 5
+    python benchmarks/bench_scoring.py --workload msmarco --profile 15
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import statistics
@@ -257,12 +259,42 @@ def targets(result: Mapping[str, Any]) -> list[Target]:
     ]
 
 
+def profile(name: str, top: int) -> None:
+    """Where ef's time goes: cProfile of ``evaluate_run`` on each input form, top functions by
+    own time (profiling adds overhead per call, so read the shares, not the seconds)."""
+    import cProfile
+    import pstats
+
+    workload = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[name]()
+    gc.collect()
+    gc.freeze()
+    inputs = {
+        "ranked id lists": workload.ranked,
+        "{doc: score}, best first": workload.scored(),
+        "{doc: score}, shuffled": workload.scored_shuffled(),
+    }
+    warm_up()
+    for label, run in inputs.items():
+        seconds, _ = timed(functools.partial(ef_call, run, workload.qrels))
+        print(f"### ef on {workload.name}, {label}: {seconds:.3f} s unprofiled\n")
+        profiler = cProfile.Profile()
+        profiler.runcall(ef_call, run, workload.qrels)
+        stats = pstats.Stats(profiler, stream=sys.stdout)
+        stats.strip_dirs().sort_stats("tottime").print_stats(top)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", choices=["msmarco", "beir"], default="msmarco")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", help="also write the raw result to this file")
+    parser.add_argument(
+        "--profile", type=int, metavar="N", help="only profile ef; show its top N functions"
+    )
     args = parser.parse_args()
+    if args.profile:
+        profile(args.workload, args.profile)
+        return
     result = run_benchmark(args.workload, args.repeats)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
