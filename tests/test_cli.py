@@ -40,7 +40,12 @@ from ef.evaluation import (
 from ef.evaluation._reports import RetrievalEvalReport
 from ef.evaluation.cli._common import CliError, Table, parse_cutoffs, render_text
 from ef.evaluation.cli._terminal import column_blocks, natural_width, transposed
-from ef.evaluation.cli.demo import DEMO_K_VALUES, demo_dataset, demo_retriever
+from ef.evaluation.cli.demo import (
+    DEMO_K_VALUES,
+    SEGMENTS_PER_CUTOFF,
+    demo_dataset,
+    demo_retriever,
+)
 
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 # Third-party plugins installed next to the library are not what these tests check, and their
@@ -400,7 +405,12 @@ def test_rag_table_shows_each_metrics_mean_and_coverage(data: dict[str, Any]) ->
 def test_demo_per_query_csv_and_markdown_show_each_query() -> None:
     corpus, queries, qrels = demo_dataset()
     report = evaluate_retrieval(
-        demo_retriever(corpus), qrels, queries, k_values=(10,), metrics=("ndcg", "recall")
+        demo_retriever(corpus),
+        qrels,
+        queries,
+        k_values=(10,),
+        metrics=("ndcg", "recall"),
+        limit=SEGMENTS_PER_CUTOFF * 10,
     )
     expected = [
         ["bm25", query, four(values["ndcg@10"]), four(values["recall@10"])]
@@ -415,9 +425,15 @@ def test_demo_per_query_csv_and_markdown_show_each_query() -> None:
 
 def test_demo_runs_with_no_arguments_and_prints_a_titled_table() -> None:
     lines = ok("demo").splitlines()
-    assert lines[0].startswith("BM25 (built-in, pure Python) on the demo dataset: 30 documents")
+    assert lines[0] == "BM25 on builtin:stdlib-docs: 1,098 documents, 40 queries"
     corpus, queries, qrels = demo_dataset()
-    report = evaluate_retrieval(demo_retriever(corpus), qrels, queries, k_values=DEMO_K_VALUES)
+    report = evaluate_retrieval(
+        demo_retriever(corpus),
+        qrels,
+        queries,
+        k_values=DEMO_K_VALUES,
+        limit=SEGMENTS_PER_CUTOFF * max(DEMO_K_VALUES),
+    )
     (row,) = [line.split() for line in lines if line.split()[:1] == ["bm25"]]
     assert row[1:] == [four(value) for value in report.metrics.values()]
 
@@ -426,18 +442,25 @@ def test_demo_json_is_the_evaluate_retrieval_report() -> None:
     output = json.loads(ok("demo", "--format", "json", "--k", "2,5", "--metrics", "ndcg,mrr"))
     corpus, queries, qrels = demo_dataset()
     report = evaluate_retrieval(
-        demo_retriever(corpus), qrels, queries, k_values=(2, 5), metrics=("ndcg", "mrr")
+        demo_retriever(corpus),
+        qrels,
+        queries,
+        k_values=(2, 5),
+        metrics=("ndcg", "mrr"),
+        limit=SEGMENTS_PER_CUTOFF * 5,
     )
     assert output["metrics"] == report.metrics
     assert output["per_query"] == report.per_query
-    assert output["n_queries"] == 10
+    assert output["n_queries"] == 40
 
 
 def test_demo_retriever_ranks_the_matching_document_first() -> None:
     corpus, queries, qrels = demo_dataset()
-    retriever = demo_retriever(corpus)
-    assert retriever(queries["q3"], limit=1) == ["d07"]
-    assert retriever("zzz unknown words") == []
+    index = demo_retriever(corpus)
+    assert [hit.segment.source_id for hit in index.search(queries["q18"], limit=1)] == [
+        "random.shuffle"
+    ]
+    assert index.search("zzzqx qqxyz") == []
     assert all(any(grade > 0 for grade in judged.values()) for judged in qrels.values())
 
 
