@@ -55,18 +55,20 @@ from ef.evaluation._metrics import (
 )
 from ef.evaluation._plugins import (
     RETRIEVAL_METRICS,
-    DatasetReader,
-    PluginInfo,
     PluginWarning,
-    RagMetric,
-    Registry,
-    RetrievalMetric,
     list_plugins,
     read_dataset,
     registry,
 )
 from ef.evaluation._rag import evaluate_rag
 from ef.evaluation._ragas import as_ragas_dataset
+from ef.evaluation._registry import (
+    DatasetReader,
+    PluginInfo,
+    RagMetric,
+    Registry,
+    RetrievalMetric,
+)
 from ef.evaluation._reports import QueryFailure, RagEvalReport, RetrievalEvalReport
 from ef.evaluation._retrieval import (
     IncompleteEvaluationWarning,

@@ -17,21 +17,23 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import attrs
 import pluggy
 
 from ef.evaluation import _hookspecs
 from ef.evaluation._hookspecs import PROJECT
+from ef.evaluation._registry import (
+    PluginInfo,
+    Registry,
+    RetrievalMetric,
+    make_metric,
+    make_rag_metric,
+    make_reader,
+)
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
 __all__ = [
     "RETRIEVAL_METRICS",
-    "DatasetReader",
-    "PluginInfo",
     "PluginWarning",
-    "RagMetric",
-    "Registry",
-    "RetrievalMetric",
     "list_plugins",
     "rag_metric_functions",
     "read_dataset",
@@ -45,66 +47,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 class PluginWarning(UserWarning):
     """A plugin was skipped or one of its registrations ignored; the message says which and why."""
-
-
-@attrs.frozen
-class RetrievalMetric:
-    """A registered retrieval metric.
-
-    :param name: the short name used in ``metrics=`` and in report keys (``name@k``).
-    :param fn: ``fn(ranked, relevant, k) -> float``; for a metric without a cutoff,
-        ``fn(ranked, relevant) -> float`` over the whole retrieved list.
-    :param all_cutoffs: optionally ``all_cutoffs(summary, ks) -> [float, ...]``, every cutoff at
-        once from the scoring core's :class:`RankingSummary` (``ks`` ascending).
-    :param cutoff: ``False`` for metrics reported without ``@k`` (R-precision, bpref).
-    """
-
-    name: str
-    fn: Callable[..., float]
-    all_cutoffs: Callable[[Any, Sequence[int]], Sequence[float]] | None = None
-    cutoff: bool = True
-    description: str = ""
-    plugin: str = ""
-
-
-@attrs.frozen
-class RagMetric:
-    """A registered RAG metric: ``fn(sample) -> float``, or ``None`` when not applicable."""
-
-    name: str
-    fn: RagMetricFn
-    description: str = ""
-    plugin: str = ""
-
-
-@attrs.frozen
-class DatasetReader:
-    """A registered dataset reader: ``reader(source, **options) -> (corpus, queries, qrels)``."""
-
-    name: str
-    reader: Callable[..., tuple[Corpus, Queries, Qrels]]
-    description: str = ""
-    plugin: str = ""
-
-
-@attrs.frozen
-class PluginInfo:
-    """An installed plugin: its name, distribution, version and the hooks it implements."""
-
-    name: str
-    distribution: str | None
-    version: str | None
-    hooks: tuple[str, ...]
-    builtin: bool = False
-
-
-@attrs.frozen
-class Registry:
-    """A read-only snapshot of what the loaded plugins provide, each with its plugin's name."""
-
-    metrics: Mapping[str, RetrievalMetric]
-    rag_metrics: Mapping[str, RagMetric]
-    readers: Mapping[str, DatasetReader]
 
 
 def _selected_names() -> set[str] | None:
@@ -316,13 +258,13 @@ class PluginHost:
     def _build_registry(self) -> Registry:
         return Registry(
             metrics=types.MappingProxyType(
-                self._collect("ef_evaluation_register_metrics", _make_metric, "metric")
+                self._collect("ef_evaluation_register_metrics", make_metric, "metric")
             ),
             rag_metrics=types.MappingProxyType(
-                self._collect("ef_evaluation_register_rag_metrics", _make_rag_metric, "RAG metric")
+                self._collect("ef_evaluation_register_rag_metrics", make_rag_metric, "RAG metric")
             ),
             readers=types.MappingProxyType(
-                self._collect("ef_evaluation_register_dataset_readers", _make_reader, "reader")
+                self._collect("ef_evaluation_register_dataset_readers", make_reader, "reader")
             ),
         )
 
@@ -363,44 +305,6 @@ def _from(dist_name: str | None, version: str | None) -> str:
     if dist_name is None:
         return "registered in-process"
     return f"distribution {dist_name} {version or '(unknown version)'}"
-
-
-def _check_callable(name: str, value: object, what: str) -> None:
-    if not callable(value):
-        raise TypeError(f"{name!r}: {what} must be callable, got {type(value).__name__}")
-
-
-def _make_metric(
-    name: str,
-    fn: Callable[..., float],
-    *,
-    all_cutoffs: Callable[[Any, Sequence[int]], Sequence[float]] | None = None,
-    cutoff: bool = True,
-    description: str = "",
-    plugin: str,
-) -> RetrievalMetric:
-    _check_callable(name, fn, "the metric function")
-    if all_cutoffs is not None:
-        _check_callable(name, all_cutoffs, "all_cutoffs")
-    return RetrievalMetric(name, fn, all_cutoffs, bool(cutoff), description, plugin)
-
-
-def _make_rag_metric(
-    name: str, fn: RagMetricFn, *, description: str = "", plugin: str
-) -> RagMetric:
-    _check_callable(name, fn, "the RAG metric function")
-    return RagMetric(name, fn, description, plugin)
-
-
-def _make_reader(
-    name: str,
-    reader: Callable[..., tuple[Corpus, Queries, Qrels]],
-    *,
-    description: str = "",
-    plugin: str,
-) -> DatasetReader:
-    _check_callable(name, reader, "the reader")
-    return DatasetReader(name, reader, description, plugin)
 
 
 HOST = PluginHost()

@@ -5,19 +5,12 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ef.evaluation._adapters import (
-    PreparedRetriever,
-    prepare_retriever,
-    qualified_name,
-    to_doc_ids,
-)
-from ef.evaluation._collector import Collector, Progress, fingerprint
-from ef.evaluation._journal import Journal, JournalEntry
+from ef.evaluation._collector import Collector, Progress
+from ef.evaluation._evaluation import Evaluation, runner_options
 from ef.evaluation._reports import RetrievalEvalReport
-from ef.evaluation._runner_options import QueryOutcome, RunnerOptions
 from ef.evaluation._types import Qrels, Queries, Run
 
 # The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with
@@ -27,169 +20,6 @@ __all__ = ["evaluate_retrieval", "evaluate_retrieval_async", "evaluate_run"]
 
 DEFAULT_K_VALUES = (1, 5, 10, 100)
 DEFAULT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
-
-
-class _Evaluation:
-    """One evaluation of a retriever: the collector, the prepared retriever, runner options."""
-
-    def __init__(
-        self,
-        retriever: Any,
-        qrels: Qrels,
-        queries: Queries,
-        *,
-        k_values: Sequence[int],
-        metrics: Sequence[str],
-        limit: int | None,
-        options: RunnerOptions,
-        progress: Callable[[Progress], None] | None,
-        ignore_identical_ids: bool,
-        journal: str | os.PathLike[str] | None,
-        retriever_id: str | None,
-    ) -> None:
-        self.collector = Collector(
-            qrels,
-            queries,
-            k_values=k_values,
-            metrics=metrics,
-            progress=progress,
-            ignore_identical_ids=ignore_identical_ids,
-            parameters={},
-        )
-        max_k = self.collector.max_k
-        if limit is None and journal is not None and os.path.exists(journal):
-            # Re-scoring a journal: keep the limit it was retrieved with.
-            limit = Journal.read_header(journal).get("limit")
-            if isinstance(limit, int) and limit < max_k:
-                raise ValueError(
-                    f"{os.fspath(journal)}: the journal's rankings were retrieved with "
-                    f"limit={limit}, too short to score cutoff {max_k}; use a new journal"
-                )
-        if limit is None:
-            # One more than needed when the query itself may come back (as BEIR does).
-            limit = max_k + (1 if ignore_identical_ids else 0)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
-        self.limit = limit
-        self.queries = queries
-        self.options = options
-        self.prepared: PreparedRetriever = prepare_retriever(retriever, limit)
-        self.retriever_id = retriever_identity(retriever, retriever_id)
-        self.collector.parameters.update(
-            limit=limit,
-            max_concurrency=options.max_concurrency,
-            timeout=options.timeout,
-            retries=options.retries,
-            retry_on=[f"{e.__module__}.{e.__qualname__}" for e in options.retry_on],
-            on_error=options.on_error,
-            rate_limit=options.rate_limit,
-        )
-        self.journal: Journal | None = None
-        self.resumed = 0
-        if journal is not None:
-            self._open_journal(journal)
-
-    def _open_journal(self, path: str | os.PathLike[str]) -> None:
-        key = fingerprint(
-            {**self.collector.fingerprints(), "retriever": self.retriever_id, "limit": self.limit}
-        )
-        self.journal = Journal(path, fingerprint=key, limit=self.limit, retriever=self.retriever_id)
-        planned = set(self.collector.planned)
-        for query_id, entry in self.journal.finished().items():
-            if query_id in planned:
-                self.collector.add_ranking(
-                    query_id,
-                    entry.ranked,
-                    unique=True,
-                    retrieved=entry.retrieved,
-                    limit=self.limit,
-                    latency=entry.latency,
-                )
-                self.resumed += 1
-
-    def planned(self) -> Iterable[tuple[str, str]]:
-        queries, done = self.queries, self.collector.per_query
-        return ((q, queries[q]) for q in self.collector.planned if q not in done)
-
-    def accept(self, outcome: QueryOutcome) -> None:
-        journal = self.journal
-        if outcome.failure is not None:
-            self.collector.add_failure(outcome.failure, outcome.latency)
-            if journal is not None:
-                journal.append(
-                    JournalEntry(
-                        outcome.query_id,
-                        latency=outcome.latency,
-                        attempts=outcome.attempts,
-                        failure=outcome.failure,
-                    )
-                )
-            return
-        results = outcome.results if outcome.results is not None else []
-        retrieved = len(results) if hasattr(results, "__len__") else None
-        ranked, scores = to_doc_ids(results, self.limit)
-        if journal is not None:
-            journal.append(
-                JournalEntry(
-                    outcome.query_id,
-                    tuple(ranked),
-                    None if scores is None else tuple(scores),
-                    retrieved=retrieved,
-                    latency=outcome.latency,
-                    attempts=outcome.attempts,
-                )
-            )
-        self.collector.add_ranking(
-            outcome.query_id,
-            ranked,
-            unique=True,
-            retrieved=retrieved,
-            limit=self.limit,
-            latency=outcome.latency,
-        )
-
-    def run_inline(self) -> None:
-        from ef.evaluation._runner import run_queries_inline
-
-        try:
-            run_queries_inline(self.prepared.call, self.planned(), self.options, self.accept)
-        finally:
-            self.close()
-
-    async def run_async(self) -> None:
-        from ef.evaluation._runner import run_queries_async
-
-        try:
-            await run_queries_async(
-                self.prepared.call,
-                self.planned(),
-                self.options,
-                self.accept,
-                is_async=self.prepared.is_async,
-            )
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
-
-    def report(self) -> RetrievalEvalReport:
-        extra: dict[str, Any] = {"retriever": self.retriever_id}
-        if self.journal is not None:
-            extra["journal"] = {"path": os.fspath(self.journal.path), "resumed": self.resumed}
-        return self.collector.report(extra)
-
-
-def retriever_identity(retriever: object, retriever_id: str | None = None) -> str:
-    """What identifies a retriever in fingerprints: ``retriever_id=``, the retriever's own
-    ``retriever_id`` attribute (``HttpRetriever`` has one), or its qualified name."""
-    if retriever_id is not None:
-        return retriever_id
-    own = getattr(retriever, "retriever_id", None)
-    if isinstance(own, str):
-        return own
-    return qualified_name(retriever)
 
 
 def _in_event_loop() -> bool:
@@ -208,24 +38,6 @@ def _in_event_loop() -> bool:
         except RuntimeError:
             pass
     return False
-
-
-def _options(
-    max_concurrency: int | None,
-    timeout: float | None,
-    retries: int,
-    retry_on: tuple[type[BaseException], ...],
-    on_error: Literal["raise", "record"],
-    rate_limit: float | None,
-) -> RunnerOptions:
-    return RunnerOptions(
-        max_concurrency=max_concurrency,
-        timeout=timeout,
-        retries=retries,
-        retry_on=tuple(retry_on),
-        on_error=on_error,
-        rate_limit=rate_limit,
-    )
 
 
 def evaluate_retrieval(
@@ -321,14 +133,14 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    evaluation = _Evaluation(
+    evaluation = Evaluation(
         retriever,
         qrels,
         queries,
         k_values=k_values,
         metrics=metrics,
         limit=limit,
-        options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
         progress=progress,
         ignore_identical_ids=ignore_identical_ids,
         journal=journal,
@@ -385,14 +197,14 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    evaluation = _Evaluation(
+    evaluation = Evaluation(
         retriever,
         qrels,
         queries,
         k_values=k_values,
         metrics=metrics,
         limit=limit,
-        options=_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
         progress=progress,
         ignore_identical_ids=ignore_identical_ids,
         journal=journal,
@@ -402,7 +214,7 @@ async def evaluate_retrieval_async(
     return _finish(evaluation)
 
 
-def _finish(evaluation: _Evaluation) -> RetrievalEvalReport:
+def _finish(evaluation: Evaluation) -> RetrievalEvalReport:
     report = evaluation.report()
     if report.failures:
         warnings.warn(

@@ -17,7 +17,7 @@ from ef.evaluation._metrics import check_cutoff
 from ef.evaluation._trec import rank_by_score
 
 if TYPE_CHECKING:
-    from ef.evaluation._plugins import RetrievalMetric
+    from ef.evaluation._registry import RetrievalMetric
 
 __all__ = ["RankingSummary", "ScoringPlan", "relevant_grades", "summarize"]
 
