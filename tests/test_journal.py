@@ -166,3 +166,54 @@ def test_an_evaluation_killed_mid_run_resumes_without_redoing_work(tmp_path):
         check=True,
     )
     assert rerun.stdout == fresh.stdout
+
+
+HTTP_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from ef.evaluation import HttpRetriever, evaluate_retrieval
+
+    url, journal, inputs = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+    report = evaluate_retrieval(
+        HttpRetriever(url, results="hits", score_field="score"),
+        inputs["qrels"], inputs["queries"], journal=journal, max_concurrency=4,
+    )
+    print(json.dumps({"metrics": report.metrics, "per_query": report.per_query}))
+    """
+)
+
+
+def test_an_http_evaluation_killed_mid_run_never_requests_finished_queries_again(tmp_path):
+    from http_fixtures import Dataset, running_server
+
+    dataset = Dataset(60, seed=7)
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"qrels": dataset.qrels, "queries": dataset.queries}))
+    script = tmp_path / "child.py"
+    script.write_text(HTTP_CHILD)
+    journal = tmp_path / "journal.jsonl"
+    with running_server(tmp_path, rankings=dataset.rankings, latency=0.05) as server:
+        command = [sys.executable, str(script), server.url(), str(journal), str(inputs)]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            if journal.exists() and len(journal.read_text().splitlines()) > 20:
+                break
+            time.sleep(0.01)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        lines = journal.read_text().splitlines()[1:]
+        finished = {json.loads(line)["query_id"] for line in lines if line.endswith("}")}
+        assert 20 <= len(finished) < 60
+        before = server.stats()["requests"]
+        rerun = subprocess.run(command, capture_output=True, text=True, check=True)
+        after = server.stats()["requests"]
+    texts = {dataset.queries[q] for q in finished}
+    assert all(after[text] == before[text] for text in texts)
+    assert sum(after.values()) - sum(before.values()) == 60 - len(finished)
+    resumed = json.loads(rerun.stdout)
+    uninterrupted = evaluate_run(
+        dataset.run(dataset.queries, 100), dataset.qrels, k_values=(1, 5, 10, 100)
+    )
+    assert resumed["per_query"] == uninterrupted.per_query
+    assert resumed["metrics"] == uninterrupted.metrics
