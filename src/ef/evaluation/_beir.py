@@ -14,6 +14,7 @@ from ef.evaluation._formats import (
     PathArg,
     find_line,
     format_number,
+    json_type,
     open_text,
     write_text_atomically,
 )
@@ -118,7 +119,7 @@ def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
             except json.JSONDecodeError:
                 raise _json_error(path, number, line) from None
             if type(record) is not dict:
-                problem = f"a JSON {_json_type(record)} is not a record"
+                problem = f"a JSON {json_type(record)} is not a record"
                 raise DatasetFormatError(path, number, problem, _JSONL_RECORD)
             record_id = _string_field(path, number, record, "_id", None)
             text = _string_field(path, number, record, "text", record_id)
@@ -156,7 +157,7 @@ def _string_field(
     if key not in record:
         problem = f"{owner} has no {key!r}"
     else:
-        problem = f"{key!r} of {owner} is a JSON {_json_type(value)}"
+        problem = f"{key!r} of {owner} is a JSON {json_type(value)}"
     raise DatasetFormatError(path, number, problem, f"a string {key!r}")
 
 
@@ -172,19 +173,6 @@ def _raise_duplicate_record(path: Path, number: int, record_id: str) -> None:
     raise DatasetFormatError(
         path, number, f"duplicate _id {record_id!r} (first on line {first})", "each _id only once"
     )
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a decoded value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, float]]:

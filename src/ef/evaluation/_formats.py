@@ -22,6 +22,7 @@ __all__ = [
     "PathArg",
     "find_line",
     "format_number",
+    "json_type",
     "open_text",
     "write_text_atomically",
 ]
@@ -225,3 +226,16 @@ def write_text_atomically(path: PathArg) -> Iterator[IO[str]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

@@ -232,14 +232,14 @@ def add_metric_options(parser: argparse.ArgumentParser, *, cutoffs: bool, defaul
     )
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--format``, ``--output`` and ``--debug``."""
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (default), json (full precision), markdown (a GitHub table) or csv",
-    )
+def add_output_options(
+    parser: argparse.ArgumentParser,
+    *,
+    formats: Sequence[str] = FORMATS,
+    format_help: str = "table (default), json (full precision), markdown (a GitHub table) or csv",
+) -> None:
+    """Add ``--format`` (one of ``formats``), ``--output`` and ``--debug``."""
+    parser.add_argument("--format", choices=formats, default="table", help=format_help)
     parser.add_argument(
         "-o",
         "--output",

@@ -33,6 +33,7 @@ from ef.evaluation._stats import CORRECTIONS, TESTS
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
+    add_output_options,
     check_names,
     parse_names,
 )
@@ -138,21 +139,11 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="NAME",
         help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
     )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (default), json (the comparison report), markdown, latex, or csv "
+    add_output_options(
+        parser,
+        formats=FORMATS,
+        format_help="table (default), json (the comparison report), markdown, latex, or csv "
         "(one row per comparison)",
-    )
-    parser.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="write to FILE instead of standard output ('-' is standard output)",
-    )
-    parser.add_argument(
-        "--debug", action="store_true", help="show the full traceback when something fails"
     )
     parser.set_defaults(handler=handle)
 

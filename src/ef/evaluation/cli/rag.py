@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import DatasetFormatError, RagEvalReport, evaluate_rag, registry
-from ef.evaluation._formats import open_text
+from ef.evaluation._formats import json_type, open_text
 from ef.evaluation.cli._common import (
     Cell,
     CliError,
@@ -58,16 +58,6 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return "string" if isinstance(value, str) else "array"
-
-
 def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
     """Read a JSON Lines file into ``(line number, object)`` pairs, skipping blank lines.
 
@@ -100,7 +90,7 @@ def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
                 raise DatasetFormatError(
                     path,
                     number,
-                    f"found a JSON {_json_type(record)}, not an object",
+                    f"found a JSON {json_type(record)}, not an object",
                     "one JSON object (a RagSample) per line",
                 )
             samples.append((number, record))
