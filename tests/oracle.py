@@ -6,6 +6,23 @@ from collections.abc import Mapping, Sequence
 
 import pytrec_eval
 
+from ef.evaluation import (
+    average_precision,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+
+PRIMITIVES = {
+    "ndcg": ndcg_at_k,
+    "recall": recall_at_k,
+    "precision": precision_at_k,
+    "mrr": reciprocal_rank,
+    "map": average_precision,
+}
+"""The public primitives by metric name, in the default report order."""
+
 TREC_MEASURE = {"ndcg": "ndcg_cut", "recall": "recall", "precision": "P", "map": "map_cut"}
 
 

@@ -16,16 +16,9 @@ from ef.evaluation import (
     recall_at_k,
     reciprocal_rank,
 )
-from oracle import trec_eval_values
+from oracle import PRIMITIVES, trec_eval_values
 
 DOCS = [f"d{i}" for i in range(12)]
-PRIMITIVES = {
-    "ndcg": ndcg_at_k,
-    "recall": recall_at_k,
-    "precision": precision_at_k,
-    "mrr": reciprocal_rank,
-    "map": average_precision,
-}
 
 grades = st.sampled_from([-1, 0, 0, 1, 1, 2, 3])
 judgements = st.dictionaries(st.sampled_from(DOCS), grades, max_size=8)

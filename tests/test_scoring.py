@@ -5,24 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation import (
-    average_precision,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import ScoringPlan, summarize
+from oracle import PRIMITIVES
 
 DOCS = [f"d{i}" for i in range(40)]
-PRIMITIVES = {
-    "ndcg": ndcg_at_k,
-    "recall": recall_at_k,
-    "precision": precision_at_k,
-    "mrr": reciprocal_rank,
-    "map": average_precision,
-}
 
 
 @settings(max_examples=300, deadline=None)
