@@ -3,6 +3,7 @@ test_plugin_install.py)."""
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 import warnings
@@ -11,6 +12,7 @@ import pytest
 
 from ef.evaluation import (
     RETRIEVAL_METRICS,
+    DatasetFormatError,
     PluginWarning,
     evaluate_rag,
     evaluate_retrieval,
@@ -18,6 +20,7 @@ from ef.evaluation import (
     hookimpl,
     list_plugins,
     read_dataset,
+    read_trec_run,
     registry,
     write_beir,
 )
@@ -257,7 +260,7 @@ def test_every_hook_has_a_test_and_docs():
     from ef.evaluation import _hookspecs
 
     hooks = [name for name in dir(_hookspecs) if name.startswith("ef_evaluation_")]
-    assert len(hooks) == 5
+    assert len(hooks) == 6
     root = pathlib.Path(__file__).parents[1]
     tests = (root / "tests" / "test_plugins.py").read_text()
     docs = (root / "docs" / "plugins.md").read_text()
@@ -272,3 +275,95 @@ def test_no_warning_when_nothing_is_wrong():
         warnings.simplefilter("error")
         HOST.reset()
         assert "ndcg" in registry().metrics
+
+
+class SplitParser:
+    """A TREC run parser plugin in plain Python: what the built-in reader does, counted."""
+
+    def __init__(self, fail_with: Exception | None = None):
+        self.fail_with = fail_with
+        self.streams = 0
+
+    def parse(self, stream):
+        self.streams += 1
+        if self.fail_with is not None:
+            raise self.fail_with
+        table, lines, blank = {}, 0, 0
+        for raw in stream.read().removeprefix(b"\xef\xbb\xbf").split(b"\n"):
+            lines += 1
+            parts = raw.decode().split()
+            if not parts:
+                blank += 1
+                continue
+            qid, _, doc, _, score, _ = parts
+            table.setdefault(qid, {})[doc] = float(score)
+        return table, lines - 1, blank - 1  # split() gives one piece after the last "\n"
+
+    @hookimpl
+    def ef_evaluation_trec_run_parser(self):
+        return self.parse
+
+
+RUN_TEXT = "q1 Q0 d1 1 2.5 t\n\nq2 Q0 d2 1 1.0 t\nq1 Q0 d3 2 0.5 t\n"
+
+
+def test_a_trec_run_parser_plugin_reads_run_files(tmp_path):
+    path = tmp_path / "run.txt.gz"  # gzip is undone before the parser sees the bytes
+    path.write_bytes(gzip.compress(("\ufeff" + RUN_TEXT).encode()))
+    parser = SplitParser()
+    with registered_plugin(parser):
+        assert HOST.trec_run_parser() == parser.parse
+        run = read_trec_run(path)
+    assert parser.streams == 1
+    assert run == {"q1": {"d1": 2.5, "d3": 0.5}, "q2": {"d2": 1.0}}
+    assert HOST.trec_run_parser() != parser.parse  # unregistered: resolved again
+
+
+def test_the_line_count_from_a_parser_plugin_reveals_repeated_doc_ids(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT + "q1 Q0 d1 3 0.1 t\n")
+    with registered_plugin(SplitParser()), pytest.raises(DatasetFormatError) as caught:
+        read_trec_run(path)
+    assert caught.value.line == 5
+    assert "first on line 1" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "error", [ValueError("line 2"), UnicodeDecodeError("utf-8", b"", 0, 1, "not UTF-8")]
+)
+def test_a_line_the_parser_declines_is_reported_by_the_builtin_reader(tmp_path, error):
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 1 x t\n")
+    parser = SplitParser(error)
+    with registered_plugin(parser), pytest.raises(DatasetFormatError) as caught:
+        read_trec_run(path)
+    assert parser.streams == 1
+    assert caught.value.line == 2
+    assert "score 'x' is not a number" in str(caught.value)
+
+
+def test_a_broken_parser_plugin_costs_speed_not_results(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    with (
+        registered_plugin(SplitParser(RuntimeError("bug"))),
+        pytest.warns(PluginWarning, match="RuntimeError: bug; the file is read by the built-in"),
+    ):
+        run = read_trec_run(path)
+    assert run == {"q1": {"d1": 2.5, "d3": 0.5}, "q2": {"d2": 1.0}}
+
+
+def test_a_parser_hook_that_raises_is_skipped_with_a_warning(tmp_path):
+    class Raising:
+        @hookimpl
+        def ef_evaluation_trec_run_parser(self):
+            raise LookupError("no parser today")
+
+    path = tmp_path / "run.txt"
+    path.write_text(RUN_TEXT)
+    with (
+        registered_plugin(Raising(), name="raising-parser"),
+        pytest.warns(PluginWarning, match="'raising-parser'.*LookupError: no parser today"),
+    ):
+        run = read_trec_run(path)
+    assert run["q1"] == {"d1": 2.5, "d3": 0.5}

@@ -22,6 +22,9 @@ from ef.evaluation._trec import (
     write_trec_run,
 )
 
+# Every test reads run files with the compiled parser plugin and with the built-in reader.
+pytestmark = pytest.mark.usefixtures("trec_run_parser")
+
 TREC_MEASURES = {"P_1", "P_5", "ndcg_cut_10", "recip_rank", "map"}
 
 # Doc ids whose code-point order differs from their UTF-16 order and exercises multi-byte UTF-8.

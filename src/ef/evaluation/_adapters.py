@@ -109,7 +109,9 @@ def prepare_retriever(retriever: object, limit: int) -> PreparedRetriever:
 
     :raises TypeError: when no plugin knows how to call ``retriever``.
     """
-    fn: Callable[..., Any] | None = HOST.first_result("ef_evaluation_adapt_retriever", retriever)
+    fn: Callable[..., Any] | None = HOST.first_result(
+        "ef_evaluation_adapt_retriever", retriever=retriever
+    )
     if fn is None:
         raise TypeError(
             f"cannot evaluate a {type(retriever).__qualname__}: expected a callable "

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import IO
 
 __all__ = [
+    "READ_ERRORS",
     "DatasetFormatError",
     "PathArg",
     "find_line",
     "format_number",
     "json_type",
+    "open_binary",
     "open_text",
     "write_text_atomically",
 ]
@@ -32,7 +34,7 @@ PathArg = str | os.PathLike[str]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # What a damaged file can raise while it is being read, before any parsing happens.
-_READ_ERRORS = (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error)
+READ_ERRORS = (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error)
 
 
 class DatasetFormatError(ValueError):
@@ -77,7 +79,7 @@ class DatasetFormatError(ValueError):
 
 
 @contextlib.contextmanager
-def _open_binary(path: PathArg) -> Iterator[io.BufferedReader | gzip.GzipFile]:
+def open_binary(path: PathArg) -> Iterator[io.BufferedReader | gzip.GzipFile]:
     """Open ``path`` for reading bytes, transparently decompressing gzip (by magic bytes)."""
     with open(path, "rb") as raw:
         if raw.peek(2)[:2] == _GZIP_MAGIC:
@@ -113,12 +115,12 @@ def open_text(path: PathArg) -> Iterator[IO[str]]:
     [['one'], ['two']]
     """
     with (
-        _open_binary(path) as binary,
+        open_binary(path) as binary,
         io.TextIOWrapper(binary, encoding="utf-8-sig", newline="\n") as text,
     ):
         try:
             yield text
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             line = _first_unreadable_line(path)
             if line is None:  # the error came from the caller's own code, not from the file
                 raise
@@ -135,13 +137,13 @@ def _first_unreadable_line(path: PathArg) -> int | None:
     """The 1-based number of the first line that cannot be decompressed or decoded, if any."""
     read = 0
     try:
-        with _open_binary(path) as binary:
+        with open_binary(path) as binary:
             for raw in binary:
                 read += 1
                 raw.decode("utf-8")
     except UnicodeDecodeError:
         return read
-    except _READ_ERRORS:
+    except READ_ERRORS:
         return read + 1
     return None
 

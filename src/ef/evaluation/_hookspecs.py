@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any
 
 import pluggy
 
-__all__ = ["PROJECT", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "TrecRunParser", "hookimpl", "hookspec"]
 
 PROJECT = "ef.evaluation"
 """The pluggy project name, and the entry-point group plugins are installed under."""
@@ -48,3 +49,20 @@ def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
 @hookspec(firstresult=True)
 def ef_evaluation_doc_id_getter(result_type: type) -> Callable[[Any], str] | None:
     """Return a function mapping one result of ``result_type`` to its source doc id, or None."""
+
+
+TrecRunParser = Callable[[io.BufferedIOBase], tuple[dict[str, dict[str, float]], int, int]]
+"""``parser(stream) -> (table, lines, blank_lines)``: see :func:`ef_evaluation_trec_run_parser`."""
+
+
+@hookspec(firstresult=True)
+def ef_evaluation_trec_run_parser() -> TrecRunParser | None:
+    """Return a faster parser for :func:`~ef.evaluation.read_trec_run`, or None.
+
+    ``parser(stream)`` reads the file's bytes from ``stream`` (gzip already undone; a UTF-8
+    byte-order mark, if any, still at the start) and returns ``(table, lines, blank_lines)``:
+    exactly what the built-in reader makes of the same bytes, ``{query_id: {doc_id: score}}`` in
+    file order, and how many lines (split on ``"\\n"``) and blank lines it read. For any line it
+    does not accept it raises :class:`ValueError`, and the built-in reader reads the file again
+    and reports the line, so error messages never depend on the parser.
+    """

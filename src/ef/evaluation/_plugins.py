@@ -20,7 +20,7 @@ from typing import Any
 import pluggy
 
 from ef.evaluation import _hookspecs
-from ef.evaluation._hookspecs import PROJECT
+from ef.evaluation._hookspecs import PROJECT, TrecRunParser
 from ef.evaluation._registry import (
     PluginInfo,
     Registry,
@@ -69,6 +69,7 @@ class PluginHost:
         self._origins: dict[str, tuple[str | None, str | None, bool]] = {}
         self._registry: Registry | None = None
         self._doc_id_getters: dict[type, Callable[[Any], str] | None] = {}
+        self._trec_run_parser: list[TrecRunParser | None] = []  # empty until resolved
 
     # loading
 
@@ -179,6 +180,7 @@ class PluginHost:
     def _invalidate(self) -> None:
         self._registry = None
         self._doc_id_getters.clear()
+        self._trec_run_parser.clear()
 
     # calling hooks one implementation at a time, so one plugin's error is only its own
 
@@ -197,10 +199,9 @@ class PluginHost:
                     f"in {hook_name} and was ignored there: {type(error).__name__}: {error}"
                 )
 
-    def first_result(self, hook_name: str, value: object) -> Any:
+    def first_result(self, hook_name: str, **kwargs: Any) -> Any:
         """The first non-None answer of a ``firstresult`` hook, skipping plugins that raise."""
-        argname = "retriever" if hook_name == "ef_evaluation_adapt_retriever" else "result_type"
-        for _, result in self._call_each(hook_name, **{argname: value}):
+        for _, result in self._call_each(hook_name, **kwargs):
             if result is not None:
                 return result
         return None
@@ -276,10 +277,18 @@ class PluginHost:
             pass
         with self._lock:
             getter: Callable[[Any], str] | None = self.first_result(
-                "ef_evaluation_doc_id_getter", result_type
+                "ef_evaluation_doc_id_getter", result_type=result_type
             )
             self._doc_id_getters[result_type] = getter
             return getter
+
+    def trec_run_parser(self) -> TrecRunParser | None:
+        """The TREC run parser a plugin provides, if any (resolved once)."""
+        with self._lock:
+            if not self._trec_run_parser:
+                parser = self.first_result("ef_evaluation_trec_run_parser")
+                self._trec_run_parser.append(parser)
+            return self._trec_run_parser[0]
 
     def plugins(self) -> list[PluginInfo]:
         """Every loaded plugin, built-ins first."""

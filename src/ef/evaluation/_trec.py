@@ -10,15 +10,18 @@ over :func:`rankings_from_run` agree with trec_eval's on the same file.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from itertools import islice
 from operator import gt
 from typing import NamedTuple
 
 from ef.evaluation._formats import (
+    READ_ERRORS,
     DatasetFormatError,
     PathArg,
     format_number,
+    open_binary,
     open_text,
     write_text_atomically,
 )
@@ -71,6 +74,9 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     ...     print(read_trec_run(path))
     {'q1': {'d1': 2.5, 'd2': 0.5}}
     """
+    parsed = _read_with_plugin(path)
+    if parsed is not None:
+        return parsed
     table: dict[str, dict[str, float]] = {}
     current_qid: str | None = None
     current: dict[str, float] = {}
@@ -95,6 +101,37 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
             current[doc] = value
     # A repeated doc id overwrites its first copy: count once here instead of once per line.
     if number - blank != sum(map(len, table.values())):
+        _raise_duplicate(path)
+    return table
+
+
+def _read_with_plugin(path: PathArg) -> dict[str, dict[str, float]] | None:
+    """The run read by a plugin's parser (hook ``ef_evaluation_trec_run_parser``), if any.
+
+    None when no plugin provides a parser, or when the parser declines the file: then the
+    built-in reader reads it, and reports any bad line itself.
+    """
+    from ef.evaluation._plugins import HOST, PluginWarning
+
+    parser = HOST.trec_run_parser()
+    if parser is None:
+        return None
+    try:
+        with open_binary(path) as stream:
+            table, lines, blank = parser(stream)
+    except (ValueError, *READ_ERRORS):
+        return None  # a line the parser does not accept, or bytes that do not decode
+    except OSError:
+        raise  # the file itself cannot be read: the built-in reader would fail the same way
+    except Exception as error:  # a broken parser costs speed, never a result
+        warnings.warn(
+            f"the TREC run parser from a plugin raised {type(error).__name__}: {error}; "
+            "the file is read by the built-in reader instead",
+            PluginWarning,
+            stacklevel=3,
+        )
+        return None
+    if lines - blank != sum(map(len, table.values())):
         _raise_duplicate(path)
     return table
 
