@@ -5,7 +5,10 @@ is written once as ``run.txt`` + ``qrels.txt`` into a cache directory outside th
 (``--cache-dir``, default ``$EF_BENCH_CACHE`` or ``<tmp>/ef-evaluation-bench``) and reused.
 Each tool reads both files through its own public reader and scores the common metric set:
 
-- **ef**: ``read_trec_qrels`` + ``read_trec_run`` + ``evaluate_run``.
+- **ef**: ``read_trec_qrels`` + ``read_trec_run`` + ``evaluate_run``, with the run parser of
+  the ``ef-evaluation-speedups`` plugin when it is installed (the row names the parser used).
+- **ef-builtin**: the same calls with no plugin loaded (``EF_EVALUATION_PLUGINS=""``), so the
+  run file is read by ef's built-in pure-Python reader.
 - **pytrec_eval**: ``parse_qrel`` + ``parse_run`` + ``RelevanceEvaluator(...).evaluate`` (MRR@10
   read off ``recip_rank`` as in :mod:`bench_scoring`), then the means.
 - **ranx**: ``Qrels.from_file`` + ``Run.from_file`` + ``evaluate``.
@@ -48,7 +51,8 @@ from bench_scoring import (
     pytrec_eval_call,
 )
 
-TOOLS = ("ef", "pytrec_eval", "ranx")
+TOOLS = ("ef", "ef-builtin", "pytrec_eval", "ranx")
+ENVIRONMENT = {"ef-builtin": {"EF_EVALUATION_PLUGINS": ""}}
 PROTOCOL = "@@bench "  # marks the worker's answers among anything else it prints
 
 Means = dict[str, float]
@@ -84,6 +88,7 @@ def ranx_files(run_path: str, qrels_path: str) -> Means:
 
 CALLS: dict[str, Callable[[str, str], Means]] = {
     "ef": ef_files,
+    "ef-builtin": ef_files,
     "pytrec_eval": pytrec_eval_files,
     "ranx": ranx_files,
 }
@@ -111,7 +116,7 @@ def worker(tool: str, run_path: str, qrels_path: str, tiny_run: str, tiny_qrels:
     call = CALLS[tool]
     call(tiny_run, tiny_qrels)
     gc.collect()
-    answer({"ready": True, "baseline_mib": peak_rss_mib()})
+    answer({"ready": True, "baseline_mib": peak_rss_mib(), "parser": run_parser(tool)})
     for command in sys.stdin:
         if command.strip() != "go":
             break
@@ -120,6 +125,16 @@ def worker(tool: str, run_path: str, qrels_path: str, tiny_run: str, tiny_qrels:
         means = call(run_path, qrels_path)
         seconds = time.perf_counter() - start
         answer({"seconds": seconds, "means": means, "peak_mib": peak_rss_mib()})
+
+
+def run_parser(tool: str) -> str | None:
+    """Which TREC run parser ef's ``read_trec_run`` uses in this worker (None: built-in)."""
+    if not tool.startswith("ef"):
+        return None
+    from ef.evaluation._plugins import HOST
+
+    parser = HOST.trec_run_parser()
+    return None if parser is None else f"{parser.__module__}.{parser.__qualname__}"
 
 
 def answer(message: Mapping[str, Any]) -> None:
@@ -137,8 +152,11 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # numba's type-safety warnings
             text=True,
+            env={**os.environ, **ENVIRONMENT.get(tool, {})},
         )
-        self.baseline_mib = self.receive()["baseline_mib"]
+        ready = self.receive()
+        self.baseline_mib = ready["baseline_mib"]
+        self.parser: str | None = ready["parser"]
 
     def receive(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -207,6 +225,7 @@ def run_benchmark(cache_dir: Path, repeats: int) -> dict[str, Any]:
                 "max_abs_diff": max(abs(means[key] - reference[key]) for key in means),
                 "peak_mib": peak,
                 "baseline_mib": workers[tool].baseline_mib,
+                "parser": workers[tool].parser,
             }
         )
     return {
@@ -228,8 +247,8 @@ def render(result: Mapping[str, Any]) -> list[str]:
         "each tool in its own process",
         "",
         "| tool | median s | min s | × ef | peak RSS MiB | of which the run "
-        "| agreement (max abs diff) |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| agreement (max abs diff) | run parser |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in result["rows"]:
         ok = "✓" if row["max_abs_diff"] <= TOLERANCE else "✗"
@@ -237,7 +256,7 @@ def render(result: Mapping[str, Any]) -> list[str]:
             f"| {row['tool']} | {row['median']:.2f} | {row['min']:.2f} "
             f"| {row['median'] / ef['median']:.1f}× | {row['peak_mib']:,.0f} "
             f"| {row['peak_mib'] - row['baseline_mib']:,.0f} "
-            f"| {ok} {row['max_abs_diff']:.1e} |"
+            f"| {ok} {row['max_abs_diff']:.1e} | {row.get('parser') or '—'} |"
         )
     lines.append("")
     lines.append(
