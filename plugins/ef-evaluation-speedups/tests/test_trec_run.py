@@ -44,6 +44,7 @@ from hypothesis import strategies as st
 
 import ef_evaluation_speedups
 from ef_evaluation_speedups import LineError, fast_float, parse_trec_run
+from ef_evaluation_speedups._trec_run import RunParser
 
 PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
 CHUNK_SIZES = (1, 2, 3, 7, 64, ef_evaluation_speedups.CHUNK_SIZE)
@@ -682,3 +683,21 @@ def test_reference_counts_match_the_builtin_reader(run_path: Path) -> None:
     # Each object is held by the table alone (plus the loop variable and getrefcount's argument
     # for ids and dicts, getrefcount's argument for a score).
     assert set(reference_counts(table)) == {(3, 3), (3, 2)}
+
+
+def test_a_parser_that_was_never_initialised_refuses_to_feed():
+    parser = RunParser.__new__(RunParser)
+    with pytest.raises(TypeError, match="was not called"):
+        parser.feed(b"q Q0 d 1 1 t\n")
+
+
+def test_the_current_query_outlives_its_removal_from_the_table():
+    table: dict[str, dict[str, float]] = {}
+    parser = RunParser(table)
+    parser.feed(b"q Q0 d 1 1 t\n")
+    removed = table.pop("q")
+    del table
+    junk = [{} for _ in range(50)]  # would reuse the memory of a freed dict
+    parser.feed(b"q Q0 e 1 2 t\n")
+    assert removed == {"d": 1.0, "e": 2.0}
+    assert all(not each for each in junk)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from itertools import islice
 from operator import gt
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from ef.evaluation._formats import (
     READ_ERRORS,
@@ -320,6 +320,7 @@ def write_trec_run(path: PathArg, run: Run, *, tag: str = "ef") -> None:
     """
     _check_token(tag, "run tag")
     with write_text_atomically(path) as out:
+        _keep_leading_bom(out, run)
         for qid, result in run.items():
             _check_token(qid, "query id")
             if isinstance(result, Mapping):
@@ -360,11 +361,20 @@ def write_trec_qrels(path: PathArg, qrels: Qrels) -> None:
     q1 0 d2 0.5
     """
     with write_text_atomically(path) as out:
+        _keep_leading_bom(out, qrels)
         for qid, judgements in qrels.items():
             _check_token(qid, "query id")
             for doc, grade in judgements.items():
                 _check_token(doc, "doc id", qid)
                 out.write(f"{qid} 0 {doc} {_format_number(grade, f'grade of {doc!r}', qid)}\n")
+
+
+def _keep_leading_bom(out: IO[str], table: Mapping[str, Sized]) -> None:
+    """Write a byte-order mark if the file's first line will start with U+FEFF: the readers
+    drop one at the start of a file, so the query id's own U+FEFF comes back."""
+    first = next((qid for qid, lines in table.items() if len(lines)), "")
+    if isinstance(first, str) and first.startswith("\ufeff"):
+        out.write("\ufeff")
 
 
 def _check_token(value: str, what: str, qid: str | None = None) -> None:

@@ -21,7 +21,8 @@ static PyObject *LineError;
 typedef struct {
     PyObject_HEAD
     PyObject *table;    /* {query_id: {doc_id: score}} */
-    PyObject *current;  /* the last query's inner dict, owned by table */
+    PyObject *current;  /* the last query's inner dict (also in table; held, since the caller
+                           may take it out of table between feeds) */
     char *qid;          /* the last query id, UTF-8 */
     Py_ssize_t qid_len;
     Py_ssize_t qid_capacity;
@@ -128,7 +129,7 @@ set_current(RunParser *self, const char *qid, Py_ssize_t len, PyObject *qid_obj)
     }
     memcpy(self->qid, qid, (size_t)len);
     self->qid_len = len;
-    self->current = inner;
+    Py_XSETREF(self->current, Py_NewRef(inner));
     return 0;
 }
 
@@ -241,6 +242,10 @@ RunParser_feed(RunParser *self, PyObject *args)
 {
     Py_buffer view;
     int final = 0;
+    if (self->table == NULL) {
+        PyErr_SetString(PyExc_TypeError, "RunParser.__init__() was not called");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "y*|p:feed", &view, &final)) return NULL;
     const char *data = view.buf;
     Py_ssize_t len = view.len, pos = 0;
@@ -275,7 +280,7 @@ RunParser_init(RunParser *self, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!:RunParser", keywords, &PyDict_Type, &table))
         return -1;
     Py_XSETREF(self->table, Py_NewRef(table));
-    self->current = NULL;
+    Py_CLEAR(self->current);
     self->qid_len = 0;
     self->lines = self->blank = 0;
     return 0;
@@ -285,13 +290,14 @@ static int
 RunParser_traverse(RunParser *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->table);
+    Py_VISIT(self->current);
     return 0;
 }
 
 static int
 RunParser_clear(RunParser *self)
 {
-    self->current = NULL;
+    Py_CLEAR(self->current);
     Py_CLEAR(self->table);
     return 0;
 }
