@@ -177,11 +177,16 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
-    if isinstance(value, type):
-        value.__module__ = __name__
-    globals()[name] = value
-    return value
+    loaded = importlib.import_module(module)
+    # Every public name of that module at once, so that each reports itself as
+    # ``ef.evaluation.X`` however it is reached (an exception raised inside, say).
+    for lazy_name, lazy_module in _LAZY.items():
+        if lazy_module == module:
+            value = getattr(loaded, lazy_name)
+            if isinstance(value, type):
+                value.__module__ = __name__
+            globals()[lazy_name] = value
+    return globals()[name]
 
 
 def __dir__() -> list[str]:

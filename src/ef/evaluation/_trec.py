@@ -58,7 +58,9 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     tag columns are ignored, so the order of a query's documents comes from their scores alone
     (see :func:`rankings_from_run`). The scores are returned as read, in file order, unsorted.
     The file may be gzip-compressed, carry a UTF-8 byte-order mark and use CRLF line ends; it is
-    streamed, so memory holds the result, not the file.
+    streamed, so memory holds the result, not the file. A plugin may provide a faster parser
+    (hook ``ef_evaluation_trec_run_parser``; the ``ef-evaluation-speedups`` distribution parses
+    in C) with exactly the same result and errors.
 
     :param path: the run file.
     :returns: the scores, ``{query_id: {doc_id: score}}``.

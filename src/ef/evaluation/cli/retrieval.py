@@ -257,7 +257,7 @@ def resolve_retriever(
 
         return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
     if spec.startswith(("http://", "https://")):
-        from ef.evaluation._http import HttpRetriever
+        from ef.evaluation import HttpRetriever  # via the package: public names, public modules
 
         return HttpRetriever(spec, **dict(http_options or {}))
     if _MODULE_ATTR.match(spec):
