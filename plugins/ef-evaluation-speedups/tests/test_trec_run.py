@@ -84,41 +84,40 @@ NOT_NUMBER_WORDS = [
 ]  # fmt: skip
 
 
-def decimal_strings(max_digits: int = 22, max_exponent_digits: int = 4) -> st.SearchStrategy[str]:
-    """Decimal numbers as text: sign, digits, point, digits, exponent; some malformed."""
-    digits = st.text(string.digits, max_size=max_digits)
-    sign = st.sampled_from(["", "+", "-"])
-    exponent = st.one_of(
+SIGNS = st.sampled_from(["", "+", "-"])
+
+
+def exponents(max_digits: int) -> st.SearchStrategy[str]:
+    """No exponent, or ``e``/``E``, a sign and up to ``max_digits`` digits."""
+    return st.one_of(
         st.just(""),
         st.builds(
             "{}{}{}".format,
             st.sampled_from("eE"),
-            sign,
-            st.text(string.digits, min_size=1, max_size=max_exponent_digits),
+            SIGNS,
+            st.text(string.digits, min_size=1, max_size=max_digits),
         ),
     )
+
+
+def decimal_strings(max_digits: int = 22, max_exponent_digits: int = 4) -> st.SearchStrategy[str]:
+    """Decimal numbers as text: sign, digits, point, digits, exponent; some malformed."""
+    digits = st.text(string.digits, max_size=max_digits)
     point = st.sampled_from(["", "."])
-    return st.builds("{}{}{}{}{}".format, sign, digits, point, digits, exponent)
+    return st.builds(
+        "{}{}{}{}{}".format, SIGNS, digits, point, digits, exponents(max_exponent_digits)
+    )
 
 
 def finite_decimals() -> st.SearchStrategy[str]:
     """Decimal spellings of finite numbers (a two-digit exponent cannot overflow)."""
-    sign = st.sampled_from(["", "+", "-"])
     digits = st.text(string.digits, max_size=22)
     some_digits = st.text(string.digits, min_size=1, max_size=22)
-    exponent = st.one_of(
-        st.just(""),
-        st.builds(
-            "{}{}{}".format,
-            st.sampled_from("eE"),
-            sign,
-            st.text(string.digits, min_size=1, max_size=2),
-        ),
-    )
+    exponent = exponents(2)
     return st.one_of(
-        st.builds("{}{}{}".format, sign, some_digits, exponent),
-        st.builds("{}{}.{}{}".format, sign, some_digits, digits, exponent),
-        st.builds("{}{}.{}{}".format, sign, digits, some_digits, exponent),
+        st.builds("{}{}{}".format, SIGNS, some_digits, exponent),
+        st.builds("{}{}.{}{}".format, SIGNS, some_digits, digits, exponent),
+        st.builds("{}{}.{}{}".format, SIGNS, digits, some_digits, exponent),
     )
 
 

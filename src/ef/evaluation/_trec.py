@@ -101,9 +101,7 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
                 current = table[qid] = {} if known is None else known
                 current_qid = qid
             current[doc] = value
-    # A repeated doc id overwrites its first copy: count once here instead of once per line.
-    if number - blank != sum(map(len, table.values())):
-        _raise_duplicate(path)
+    _check_no_repeats(path, number - blank, table)
     return table
 
 
@@ -133,8 +131,7 @@ def _read_with_plugin(path: PathArg) -> dict[str, dict[str, float]] | None:
             stacklevel=3,
         )
         return None
-    if lines - blank != sum(map(len, table.values())):
-        _raise_duplicate(path)
+    _check_no_repeats(path, lines - blank, table)
     return table
 
 
@@ -179,8 +176,7 @@ def read_trec_qrels(path: PathArg) -> dict[str, dict[str, float]]:
             if judgements is None:
                 judgements = table[qid] = {}
             judgements[doc] = value
-    if number - blank != sum(map(len, table.values())):
-        _raise_duplicate(path)
+    _check_no_repeats(path, number - blank, table)
     return table
 
 
@@ -199,6 +195,16 @@ def _not_finite(path: PathArg, number: int, text: str, layout: _Layout) -> Datas
     return DatasetFormatError(
         path, number, f"{layout.value_name} {text!r} is not finite", "a finite number"
     )
+
+
+def _check_no_repeats(path: PathArg, records: int, table: Mapping[str, Sized]) -> None:
+    """Report a repeated (query, doc) pair if ``table`` holds fewer entries than ``records``.
+
+    A repeated doc id overwrites its first copy: counting once here is cheaper than checking
+    once per line.
+    """
+    if records != sum(map(len, table.values())):
+        _raise_duplicate(path)
 
 
 def _raise_duplicate(path: PathArg) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "render_text",
     "retrieval_options",
     "retrieval_table",
+    "write_output",
 ]
 
 EXIT_RUNTIME = 1
@@ -359,7 +360,15 @@ def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
         text = buffer.getvalue()
     else:
         text = render_text(table, data, args.format)
-    if output is None:
+    write_output(output, text)
+
+
+def write_output(output: str | None, text: str) -> None:
+    """Write ``text`` to the file ``output``, or to standard output for ``None`` or ``"-"``.
+
+    :raises CliError: if the file cannot be written.
+    """
+    if output is None or output == "-":
         sys.stdout.write(text)
         return
     try:

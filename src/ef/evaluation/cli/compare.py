@@ -13,7 +13,6 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ from ef.evaluation.cli._common import (
     add_output_options,
     check_names,
     parse_names,
+    write_output,
 )
 from ef.evaluation.cli.run import run_names
 
@@ -270,18 +270,6 @@ def _plain(renderables: Sequence[RenderableType]) -> str:
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().rstrip().splitlines())
 
 
-def _write(output: str | None, text: str) -> None:
-    if output is None or output == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(output, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        raise CliError(f"cannot write {os.fspath(output)}: {reason}") from error
-
-
 def handle(args: argparse.Namespace) -> int:
     """Compare the systems and print the report in the chosen format."""
     check_names(args.tests, TESTS, "test")
@@ -320,5 +308,5 @@ def handle(args: argparse.Namespace) -> int:
         text = report.to_latex()
     else:
         text = _csv(report)
-    _write(args.output, text)
+    write_output(args.output, text)
     return 0
