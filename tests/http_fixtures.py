@@ -10,6 +10,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -64,6 +65,23 @@ class SearchServer:
         request = urllib.request.Request(self.url("/stats"), data=b"", method="POST")
         with urllib.request.urlopen(request, timeout=10) as response:
             response.read()
+
+    def sent(self, text: str, *, wait: float = 10.0) -> int:
+        """The body bytes a streaming fault wrote for the query ``text`` before it stopped,
+        once it has stopped (waiting up to ``wait`` seconds for that)."""
+        deadline = time.monotonic() + wait
+        while (sent := self.stats()["sent"].get(text)) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the server is still streaming the answer to {text!r}")
+            time.sleep(0.02)
+        return int(sent)
+
+    def open_connections(self, *, wait: float = 5.0) -> int:
+        """Connections the server still sees open, after waiting up to ``wait`` s for none."""
+        deadline = time.monotonic() + wait
+        while (open_now := self.stats()["connections_open"]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return int(open_now)
 
 
 @contextmanager

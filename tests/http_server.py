@@ -26,8 +26,11 @@ in a JSON body, 10 when absent). Anything else is answered ``400``.
 - ``/nested`` → ``{"data": {"results": [{"doc": {"id": "d1"}, "relevance": 0.9}, ...]}}``
 - ``/ids`` → ``{"ids": ["d1", ...]}``
 - ``GET /stats`` → ``{"requests": {"<query text>": n}, "connections_open": n,
-  "connections_total": n}`` (connections that carried a search: open now, and opened since the
-  start or the last reset); ``POST /stats`` resets the request counts and the total.
+  "connections_total": n, "headers": {"<query text>": {...}}, "sent": {"<query text>": n}}``
+  (connections that carried a search: open now, and opened since the start or the last reset;
+  the headers of the query's last request, names in lower case; the body bytes a streaming
+  fault wrote before it ended or the client went away); ``POST /stats`` resets the request
+  counts, the total, the headers and the bytes sent.
 
 Faults, per query text:
 
@@ -39,6 +42,18 @@ Faults, per query text:
 - ``shape`` — ``200`` with valid JSON that holds no result list;
 - ``flaky:<n>[:<fault>]`` — the first ``n`` requests for the query get ``<fault>`` (default
   ``status:503``), the later ones a normal answer. Counters restart at ``POST /stats``.
+
+Hostile answers, per query text (each streaming one stops by itself at its size):
+
+- ``huge:<n>`` — ``200`` declaring ``Content-Length: n``, then writing the ``n`` bytes;
+- ``declared:<n>`` — ``200`` declaring ``Content-Length: n`` and sending no body at all (the
+  connection stays open until the client closes it);
+- ``stream:<n>`` — ``200`` with a chunked body of ``n`` bytes, no length declared;
+- ``endless`` — a chunked body that goes on until the client goes away (or 256 MiB);
+- ``nested:<depth>`` — ``200`` with ``depth`` nested JSON lists;
+- ``echo:<status>`` — that status with a body echoing the request's headers, the
+  ``Authorization`` header and any ``X-…`` header first;
+- ``redirect:<status>:<url>`` — that status with ``Location: <url>``.
 """
 
 from __future__ import annotations
@@ -56,6 +71,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 SHAPES = ("/search", "/nested", "/ids")
+CHUNK = 64 * 1024
+ENDLESS = 256 * 1024 * 1024
 
 
 class BadRequest(Exception):
@@ -73,6 +90,8 @@ class SearchService:
         self.faults: dict[str, str] = dict(config.get("faults", {}))
         self.latency = float(config.get("latency", 0.0))
         self.requests: Counter[str] = Counter()
+        self.headers: dict[str, dict[str, str]] = {}
+        self.sent: dict[str, int] = {}
         self.connections_open = 0
         self.connections_total = 0
 
@@ -110,6 +129,8 @@ class SearchService:
         if path == "/stats":
             if request.method == "POST":
                 self.requests.clear()
+                self.headers.clear()
+                self.sent.clear()
                 self.connections_total = 0
             return await send(writer, 200, self.stats(), request.keep_alive)
         if path not in SHAPES:
@@ -119,6 +140,7 @@ class SearchService:
         except BadRequest as error:
             return await send(writer, 400, {"error": str(error)}, request.keep_alive)
         self.requests[text] += 1
+        self.headers[text] = request.headers
         fault = self.fault_for(text)
         delay = self.latency
         if fault.startswith("latency:"):
@@ -138,6 +160,27 @@ class SearchService:
             return await send_raw(writer, 200, b'{"hits": [{"id": "d1", "sco', request.keep_alive)
         if fault == "shape":
             return await send(writer, 200, {"unexpected": [text]}, request.keep_alive)
+        if fault.startswith(("huge:", "stream:", "endless")):
+            size = int(fault.partition(":")[2] or ENDLESS)
+            self.sent[text] = await stream(writer, size, declare=fault.startswith("huge:"))
+            return False
+        if fault.startswith("declared:"):
+            writer.write(head(200, {"Content-Length": fault.partition(":")[2]}))
+            await reader.read()  # no body: only a client that reads on would wait for one
+            return False
+        if fault.startswith("nested:"):
+            depth = int(fault.partition(":")[2])
+            return await send_raw(writer, 200, b"[" * depth + b"]" * depth, request.keep_alive)
+        if fault.startswith("echo:"):
+            first = sorted(request.headers, key=lambda n: n != "authorization" and n[:2] != "x-")
+            received = {name: request.headers[name] for name in first}
+            body = {"error": "unauthorized", "received": received}
+            return await send(writer, int(fault.partition(":")[2]), body, request.keep_alive)
+        if fault.startswith("redirect:"):
+            _, status, location = fault.split(":", 2)
+            writer.write(head(int(status), {"Location": location, "Content-Length": "0"}))
+            await writer.drain()
+            return request.keep_alive
         ranking = self.rankings.get(text, [])[:limit]
         return await send(writer, 200, render(path, ranking), request.keep_alive)
 
@@ -153,6 +196,8 @@ class SearchService:
             "requests": dict(self.requests),
             "connections_open": self.connections_open,
             "connections_total": self.connections_total,
+            "headers": self.headers,
+            "sent": self.sent,
         }
 
 
@@ -226,18 +271,42 @@ async def send(writer: asyncio.StreamWriter, status: int, document: Any, keep_al
     return await send_raw(writer, status, json.dumps(document).encode(), keep_alive)
 
 
+def head(status: int, headers: Mapping[str, str]) -> bytes:
+    """A response's status line and headers, with a JSON content type."""
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
 async def send_raw(
     writer: asyncio.StreamWriter, status: int, body: bytes, keep_alive: bool
 ) -> bool:
-    head = (
-        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        + ("" if keep_alive else "Connection: close\r\n")
-        + "\r\n"
-    )
-    writer.write(head.encode("latin-1") + body)
+    headers = {"Content-Length": str(len(body))} | ({} if keep_alive else {"Connection": "close"})
+    writer.write(head(status, headers) + body)
     await writer.drain()
     return keep_alive
+
+
+async def stream(writer: asyncio.StreamWriter, size: int, *, declare: bool) -> int:
+    """Write a ``200`` with a ``size``-byte body, as a declared length or chunked; the bytes
+    of body written before the end or before the client went away."""
+    chunked = not declare
+    writer.write(
+        head(200, {"Content-Length": str(size)} if declare else {"Transfer-Encoding": "chunked"})
+    )
+    sent = 0
+    try:
+        while sent < size:
+            piece = b"x" * min(CHUNK, size - sent)
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+            await writer.drain()
+            sent += len(piece)
+        if chunked:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+    except ConnectionError:
+        pass
+    return sent
 
 
 def reset(writer: asyncio.StreamWriter) -> None:

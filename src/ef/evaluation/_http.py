@@ -7,14 +7,20 @@ requests, one per event loop, are in ``_http_clients``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any, Self
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+import anyio
 
 from ef.evaluation._adapters import qualified_name
-from ef.evaluation._http_clients import LoopClients
+from ef.evaluation._http_auth import request_target
+from ef.evaluation._http_clients import BodyTooLarge, LoopClients
+from ef.evaluation._json import JsonProblem, loads_strict
+from ef.evaluation._redact import redact_secrets, redact_url
 from ef.segments import Segment
 from ef.source_manager import SearchHit
 
@@ -32,11 +38,8 @@ _EXCERPT_CHARS = 200
 # Not 5xx, but each says "try again later".
 _TRANSIENT_STATUSES = frozenset({408, 425, 429})
 _MISSING = object()
-
-
-def _excerpt(data: bytes) -> str:
-    text = data.decode("utf-8", "replace")
-    return repr(text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "…")
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
 class HttpStatusError(Exception):
@@ -82,7 +85,8 @@ class HttpConnectionError(OSError):
 
 
 class ResponseShapeError(ValueError):
-    """The answer is not JSON, or not in the configured shape; not retried by default."""
+    """The answer is not JSON, not in the configured shape, or larger than the retriever's
+    ``max_response_bytes``; not retried by default."""
 
 
 def _fill(template: Any, query: str, limit: int) -> Any:
@@ -129,6 +133,15 @@ def _path(name: str, value: str) -> tuple[str, ...]:
     return parts
 
 
+def _limit(name: str, value: Any, kind: type[int] | type[float]) -> Any:
+    """``value`` if it is ``None`` or a positive (finite) number of ``kind``, else an error."""
+    number = isinstance(value, int | float) if kind is float else isinstance(value, int)
+    if value is None or (number and not isinstance(value, bool) and 0 < value < math.inf):
+        return value
+    what = "a number > 0" if kind is float else "an int >= 1"
+    raise ValueError(f"{name} must be {what} or None, got {value!r}")
+
+
 def _walk(node: Any, path: tuple[str, ...]) -> Any:
     for part in path:
         if isinstance(node, dict):
@@ -161,9 +174,21 @@ class HttpRetriever:
     at ``score_field`` when that is set.
 
     Failures are per query, so ``on_error="record"`` records them: :class:`HttpServerError`
-    (5xx, 408, 425, 429) and :class:`HttpConnectionError` are :class:`OSError`\\ s, retried by
-    the default ``retry_on``; :class:`HttpClientError` (another status) and
-    :class:`ResponseShapeError` are :class:`ValueError`\\ s, not retried.
+    (5xx, 408, 425, 429), :class:`HttpConnectionError` and :class:`TimeoutError` are
+    :class:`OSError`\\ s, retried by the default ``retry_on``; :class:`HttpClientError` (another
+    status) and :class:`ResponseShapeError` (including a body over ``max_response_bytes``) are
+    :class:`ValueError`\\ s, not retried.
+
+    Limits: each request has ``timeout`` seconds (30 by default) to bring its whole answer, and
+    each answer at most ``max_response_bytes`` (64 MiB by default), refused from its
+    ``Content-Length`` before it is read, or as soon as the body passes the cap. With the
+    evaluation's own ``timeout`` too, the smaller applies.
+
+    Credentials: a ``user:password@`` in the URL is sent as Basic auth (percent-decoded, UTF-8)
+    on both event loops; with an ``Authorization`` header too, the constructor refuses it. The
+    credentials and the values of headers that may hold a key (all but the likes of ``Accept``
+    and ``Content-Type``) are hidden as ``***`` in every message, body excerpt and
+    :func:`repr`, and are not part of :attr:`retriever_id`.
 
     The client: aiohttp on asyncio, httpcore on trio, one per event loop, pooling connections
     (as many as requests in flight: the evaluation's ``max_concurrency`` bounds them, or
@@ -178,13 +203,18 @@ class HttpRetriever:
     :param params: the URL parameters template (strings and numbers).
     :param headers: extra request headers, e.g. an API key: never part of
         :attr:`retriever_id`, unlike the URL (but for its ``user:password@``) and the templates.
+        Header names are checked, and values may not hold line breaks.
     :param results: dotted path to the list of results in the answer.
     :param id_field: dotted path to the doc id within a result object.
     :param score_field: dotted path to the score within a result object, or ``None``.
     :param max_connections: a cap on connections, or ``None`` for one per request in flight.
     :param retriever_id: the identity in fingerprints, instead of :attr:`retriever_id`'s.
-    :raises ValueError: for a bad URL or method, a ``GET`` with a body, or no ``{query}``.
-    :raises TypeError: for a template that is not a JSON object.
+    :param timeout: seconds for each request, from sending to the end of the answer, or
+        ``None`` for no limit of its own; past it the request fails with :class:`TimeoutError`.
+    :param max_response_bytes: the largest answer body accepted, or ``None`` for no cap.
+    :raises ValueError: for a bad URL or method, a ``GET`` with a body, no ``{query}``, a bad
+        header or limit, or credentials in the URL together with an ``Authorization`` header.
+    :raises TypeError: for a template that is not a JSON object, or headers not strings.
     :raises ImportError: when the ``http`` extra is not installed.
 
     >>> a = HttpRetriever("http://127.0.0.1:8000/search", body={"q": "{query}", "k": "{limit}"},
@@ -210,10 +240,17 @@ class HttpRetriever:
         score_field: str | None = None,
         max_connections: int | None = None,
         retriever_id: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            shown = repr(redact_url(url) if isinstance(url, str) else url)
+            raise ValueError(f"url must be an http:// or https:// URL, got {shown}")
+        try:
+            _ = parts.port  # parsed on access: a bad port is refused here, not per query
+        except ValueError as error:
+            raise ValueError(f"url {redact_url(url)!r}: {error}") from None
         method = method.upper() if isinstance(method, str) else method
         if method not in ("GET", "POST"):
             raise ValueError(f"method must be 'GET' or 'POST', got {method!r}")
@@ -222,7 +259,9 @@ class HttpRetriever:
         cap = max_connections
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ValueError(f"max_connections must be an int >= 1 or None, got {cap!r}")
-        self.url, self.method = url, method
+        self.timeout = _limit("timeout", timeout, float)
+        self.max_response_bytes = _limit("max_response_bytes", max_response_bytes, int)
+        self.url, self.method = redact_url(url), method
         self._body, self._params = _template("body", body), _template("params", params)
         if self._body is None and self._params is None:
             default = {"query": "{query}", "limit": "{limit}"}
@@ -236,15 +275,18 @@ class HttpRetriever:
         self._results_path = _path("results", results)
         self._id_path = _path("id_field", id_field)
         self._score_path = None if score_field is None else _path("score_field", score_field)
-        self._headers = dict(headers or {})
-        if self._body is not None:
-            self._headers.setdefault("Content-Type", "application/json")
-        # Credentials in the URL (user:password@) stay out of messages and the identity.
+        target = request_target(parts, headers)
+        self._headers, self._secrets = target.headers, target.secrets
+        if self._body is not None and not any(k.lower() == "content-type" for k in self._headers):
+            self._headers["Content-Type"] = "application/json"
+        # Credentials in the URL (user:password@) stay out of messages and the identity: the
+        # same service asked with another account is the same retriever, as with a header key,
+        # and a hash of a password in a journal could be guessed back.
         host = parts.netloc.rpartition("@")[2]
-        self._public_url = urlunsplit(parts._replace(netloc=host))
-        self._where = f"{method} {parts.scheme}://{host}{parts.path}"
+        self._public_url = redact_secrets(target.url, self._secrets)
+        self._where = redact_secrets(f"{method} {parts.scheme}://{host}{parts.path}", self._secrets)
         self._retriever_id = retriever_id
-        self._clients = LoopClients(method, url, self._headers, cap)
+        self._clients = LoopClients(method, target.url, self._headers, cap, self.max_response_bytes)
 
     @property
     def retriever_id(self) -> str:
@@ -272,24 +314,38 @@ class HttpRetriever:
         :raises HttpConnectionError: when the connection fails before a complete answer.
         :raises ResponseShapeError: when the answer is not JSON in the configured shape.
         """
-        client = await self._clients.current()
         params = content = None
         if self._params is not None:
             params = {key: str(value) for key, value in _fill(self._params, query, limit).items()}
         if self._body is not None:
             content = json.dumps(_fill(self._body, query, limit)).encode()
+        with anyio.move_on_after(self.timeout):
+            status, answer = await self._send(params, content)
+            if not 200 <= status < 300:
+                transient = status >= 500 or status in _TRANSIENT_STATUSES
+                raise (HttpServerError if transient else HttpClientError)(
+                    self._where, status, self._excerpt(answer)
+                )
+            return self._parse(answer)
+        raise TimeoutError(
+            f"{self._where}: no complete answer within the {self.timeout:g} s timeout"
+        )
+
+    async def _send(
+        self, params: dict[str, str] | None, content: bytes | None
+    ) -> tuple[int, bytes]:
+        client = await self._clients.current()
         try:
-            status, answer = await client.send(params, content)
+            return await client.send(params, content)
+        except BodyTooLarge as error:
+            declared = "" if error.declared is None else f" (Content-Length: {error.declared})"
+            raise ResponseShapeError(
+                f"{self._where}: the answer is larger than max_response_bytes={error.cap}{declared}"
+            ) from None
         except client.errors as error:
-            reason = str(error) or "the connection failed"
+            reason = redact_secrets(str(error), self._secrets) or "the connection failed"
             failure = f"{self._where}: {type(error).__qualname__}: {reason}"
             raise HttpConnectionError(failure) from error
-        if not 200 <= status < 300:
-            transient = status >= 500 or status in _TRANSIENT_STATUSES
-            raise (HttpServerError if transient else HttpClientError)(
-                self._where, status, _excerpt(answer)
-            )
-        return self._parse(answer)
 
     async def __aenter__(self) -> Self:
         await self._clients.enter()
@@ -304,9 +360,9 @@ class HttpRetriever:
 
     def _parse(self, answer: bytes) -> list[str] | list[SearchHit]:
         try:
-            document = json.loads(answer)
-        except ValueError:
-            raise self._shape_error("a JSON body", answer) from None
+            document = loads_strict(answer)
+        except JsonProblem as problem:
+            raise self._shape_error("a JSON body", answer, problem) from None
         items = _walk(document, self._results_path)
         if not isinstance(items, list):
             where = f"at {self.results!r}" if self.results else "as the whole answer"
@@ -333,5 +389,14 @@ class HttpRetriever:
         expected = f"result {position} to be an object with a doc id at {self.id_field!r}"
         raise self._shape_error(expected + " or a doc-id string", answer)
 
-    def _shape_error(self, expected: str, answer: bytes) -> ResponseShapeError:
-        return ResponseShapeError(f"{self._where}: expected {expected}, got {_excerpt(answer)}")
+    def _shape_error(
+        self, expected: str, answer: bytes, problem: JsonProblem | None = None
+    ) -> ResponseShapeError:
+        why = "" if problem is None else f": {problem}"
+        got = self._excerpt(answer)
+        return ResponseShapeError(f"{self._where}: expected {expected}, got {got}{why}")
+
+    def _excerpt(self, data: bytes) -> str:
+        """The start of a body, its secrets hidden before it is cut so no part of one shows."""
+        text = redact_secrets(data.decode("utf-8", "replace"), self._secrets)
+        return repr(text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "…")

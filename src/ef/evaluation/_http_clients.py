@@ -8,26 +8,65 @@ fails requests with hundreds in flight.
 
 A client sends a request and returns the status and the body; a failed connection raises the
 library's own error, one of the client's :attr:`Client.errors`, for the retriever to translate.
+A body larger than the client's cap raises :class:`BodyTooLarge` as soon as it is known: from
+its ``Content-Length`` before any of it is read, or while streaming it, without holding more
+than the cap and one network read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import ssl
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode
 
 import anyio
 
 if TYPE_CHECKING:
-    from httpcore import AsyncHTTPConnection
+    from httpcore import AsyncHTTPConnection, Response
 
-__all__ = ["Client", "LoopClients"]
+__all__ = ["BodyTooLarge", "Client", "LoopClients"]
 
 _EXTRA_HINT = "install the 'http' extra: pip install 'ef-evaluation[http]'"
+
+
+class BodyTooLarge(Exception):
+    """The answer's body is larger than the cap; the connection it came on is closed.
+
+    :ivar cap: the cap, in bytes.
+    :ivar declared: the size the answer's ``Content-Length`` declared, or ``None`` when the body
+        passed the cap while it was read.
+    """
+
+    def __init__(self, cap: int, declared: int | None) -> None:
+        super().__init__(cap, declared)
+        self.cap, self.declared = cap, declared
+
+
+def _declared_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
+    """The ``Content-Length`` header's value; ``None`` if absent (h11 has checked its form)."""
+    for name, value in headers:
+        if name.lower() == b"content-length" and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+async def _read_capped(
+    chunks: AsyncIterator[bytes], declared: int | None, cap: int | None
+) -> bytes:
+    """The whole body from ``chunks``, refused as soon as it is known to pass ``cap`` bytes."""
+    if cap is not None and declared is not None and declared > cap:
+        raise BodyTooLarge(cap, declared)
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if cap is not None and len(body) > cap:
+            raise BodyTooLarge(cap, None)
+    return bytes(body)
 
 
 class Client(Protocol):
@@ -37,7 +76,10 @@ class Client(Protocol):
     errors: tuple[type[BaseException], ...]
 
     async def send(self, params: dict[str, str] | None, content: bytes | None) -> tuple[int, bytes]:
-        """One request to the URL: the status and the whole body."""
+        """One request to the URL: the status and the whole body.
+
+        :raises BodyTooLarge: when the body is larger than the client's cap.
+        """
         ...
 
     async def aclose(self) -> None: ...
@@ -46,12 +88,14 @@ class Client(Protocol):
 class _AiohttpClient:
     """asyncio: one aiohttp session; its connector pools connections with no cap of its own."""
 
-    def __init__(self, method: str, url: str, headers: dict[str, str], cap: int | None) -> None:
+    def __init__(
+        self, method: str, url: str, headers: dict[str, str], cap: int | None, max_bytes: int | None
+    ) -> None:
         import aiohttp
         import yarl
 
         self.errors: tuple[type[BaseException], ...] = (aiohttp.ClientError, OSError)
-        self._method, self._url = method, yarl.URL(url)
+        self._method, self._url, self._max_bytes = method, yarl.URL(url), max_bytes
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=cap or 0, limit_per_host=0),
             headers=headers,
@@ -62,7 +106,10 @@ class _AiohttpClient:
         async with self._session.request(
             self._method, self._url, params=params, data=content, allow_redirects=False
         ) as reply:
-            return reply.status, await reply.read()
+            # Leaving the block with the body unread closes the connection instead of reusing it.
+            return reply.status, await _read_capped(
+                reply.content.iter_any(), reply.content_length, self._max_bytes
+            )
 
     async def aclose(self) -> None:
         await self._session.close()
@@ -77,10 +124,12 @@ class _HttpcoreClient:
     hundreds in flight on trio; a stack of idle connections has nothing to scan or race on.
     """
 
-    def __init__(self, method: str, url: str, headers: dict[str, str], cap: int | None) -> None:
+    def __init__(
+        self, method: str, url: str, headers: dict[str, str], cap: int | None, max_bytes: int | None
+    ) -> None:
         import httpcore
 
-        self._httpcore = httpcore
+        self._httpcore, self._max_bytes = httpcore, max_bytes
         self.errors: tuple[type[BaseException], ...] = (
             httpcore.NetworkError,
             httpcore.ProtocolError,
@@ -110,17 +159,33 @@ class _HttpcoreClient:
             url += ("&" if "?" in url else "?") + urlencode(params)
         connection = await self._checkout()
         try:
-            reply = await connection.request(
+            async with connection.stream(
                 self._method, url, headers=self._headers, content=content
-            )
-        except BaseException:  # cancellation too: the connection is mid-request
+            ) as reply:
+                body = await self._read(reply)
+        except BaseException:  # cancellation and a refused body too: the connection is mid-request
             await self._discard(connection)
             raise
         if connection.is_idle():
             self._idle.append(connection)
         else:
             await self._discard(connection)
-        return reply.status, reply.content
+        return reply.status, body
+
+    async def _read(self, reply: Response) -> bytes:
+        chunks = reply.aiter_stream()
+        try:
+            return await _read_capped(chunks, _declared_length(reply.headers), self._max_bytes)
+        except BodyTooLarge:
+            # The body is a chain of async generators, left mid-way here; once the connection
+            # is closed they run to their end (a read error) rather than being left to the
+            # garbage collector, which trio warns about.
+            with anyio.CancelScope(shield=True):
+                await reply.aclose()
+                with contextlib.suppress(*self.errors):
+                    async for _ in chunks:
+                        pass
+            raise
 
     async def _checkout(self) -> AsyncHTTPConnection:
         while self._idle:
@@ -188,6 +253,7 @@ class LoopClients:
     :param url: the URL every request goes to (with the request's parameters added).
     :param headers: headers sent with every request.
     :param cap: a cap on connections, or ``None`` for one per request in flight.
+    :param max_bytes: a cap on each answer's body, in bytes, or ``None`` for none.
     :raises ImportError: when aiohttp or httpcore is not installed.
 
     >>> async def client_kind() -> tuple[str, bool]:
@@ -202,9 +268,17 @@ class LoopClients:
     ('_HttpcoreClient', True)
     """
 
-    def __init__(self, method: str, url: str, headers: dict[str, str], cap: int | None) -> None:
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        cap: int | None,
+        max_bytes: int | None = None,
+    ) -> None:
         _require_extra()
         self._method, self._url, self._headers, self._cap = method, url, headers, cap
+        self._max_bytes = max_bytes
         self._slots: dict[tuple[str, object], _Slot] = {}
 
     async def current(self) -> Client:
@@ -233,7 +307,7 @@ class LoopClients:
     async def _open(self) -> _Slot:
         key = _loop_key()
         kind = _HttpcoreClient if key[0] == "trio" else _AiohttpClient
-        client = kind(self._method, self._url, self._headers, self._cap)
+        client = kind(self._method, self._url, self._headers, self._cap, self._max_bytes)
         slot = self._slots[key] = _Slot(client, self._hold(key, client))
         # The first step registers the generator with the loop, which finalises it at its end.
         await slot.holder.asend(None)
