@@ -11,6 +11,7 @@ caps under test are a few KiB, so no test holds more than a few MiB.
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import time
 import tracemalloc
@@ -189,6 +190,30 @@ async def test_a_cancelled_request_closes_its_connection(hostile: SearchServer) 
         # The client is still open: only discarding the connection closes it.
         assert await in_thread(hostile.open_connections) == 0
         assert await retriever.search("ok") == ["d1", "d2"]
+
+
+def test_failed_requests_leave_no_httpcore_connection_behind(hostile: SearchServer) -> None:
+    import httpcore
+
+    def live_connections() -> int:
+        gc.collect()
+        return sum(isinstance(o, httpcore.AsyncHTTPConnection) for o in gc.get_objects())
+
+    async def fail_often() -> tuple[int, int]:
+        retriever = HttpRetriever(hostile.url(), timeout=0.05, max_response_bytes=4096)
+        async with retriever:
+            before = live_connections()
+            for _ in range(10):
+                with pytest.raises(TimeoutError):
+                    await retriever.search("hang")
+                with pytest.raises(ResponseShapeError):
+                    await retriever.search("endless")
+            return before, live_connections()
+
+    # httpcore closes a failed connection itself; the client must also let go of it, or an
+    # evaluation with many failures holds one object per failure until it ends.
+    before, after = anyio.run(fail_often, backend="trio")
+    assert after <= before
 
 
 @pytest.mark.anyio

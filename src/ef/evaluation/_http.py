@@ -283,8 +283,8 @@ class HttpRetriever:
         # same service asked with another account is the same retriever, as with a header key,
         # and a hash of a password in a journal could be guessed back.
         host = parts.netloc.rpartition("@")[2]
-        self._public_url = redact_secrets(target.url, self._secrets)
-        self._where = redact_secrets(f"{method} {parts.scheme}://{host}{parts.path}", self._secrets)
+        self._public_url = target.url
+        self._where = f"{method} {parts.scheme}://{host}{parts.path}"
         self._retriever_id = retriever_id
         self._clients = LoopClients(method, target.url, self._headers, cap, self.max_response_bytes)
 
