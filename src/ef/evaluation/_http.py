@@ -279,12 +279,10 @@ class HttpRetriever:
         self._headers, self._secrets = target.headers, target.secrets
         if self._body is not None and not any(k.lower() == "content-type" for k in self._headers):
             self._headers["Content-Type"] = "application/json"
-        # Credentials in the URL (user:password@) stay out of messages and the identity: the
-        # same service asked with another account is the same retriever, as with a header key,
-        # and a hash of a password in a journal could be guessed back.
-        host = parts.netloc.rpartition("@")[2]
+        # URL credentials stay out of messages and the identity: another account on the same
+        # service is the same retriever (as with a header key); a password's hash could be undone.
         self._public_url = target.url
-        self._where = f"{method} {parts.scheme}://{host}{parts.path}"
+        self._where = f"{method} {parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
         self._retriever_id = retriever_id
         self._clients = LoopClients(method, target.url, self._headers, cap, self.max_response_bytes)
 
