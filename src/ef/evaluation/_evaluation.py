@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from ef.evaluation._adapters import (
+    DocIds,
     PreparedRetriever,
     prepare_retriever,
     qualified_name,
@@ -19,7 +20,7 @@ from ef.evaluation._adapters import (
 from ef.evaluation._collector import Collector, Progress, fingerprint
 from ef.evaluation._journal import Journal, JournalEntry
 from ef.evaluation._reports import RetrievalEvalReport
-from ef.evaluation._runner_options import QueryOutcome, RunnerOptions
+from ef.evaluation._runner_options import QueryError, QueryOutcome, RunnerOptions, query_failure
 from ef.evaluation._types import Qrels, Queries
 
 __all__ = ["Evaluation", "retriever_identity", "runner_options"]
@@ -108,22 +109,40 @@ class Evaluation:
         return ((q, queries[q]) for q in self.collector.planned if q not in done)
 
     def accept(self, outcome: QueryOutcome) -> None:
+        """Score one finished query, or record its failure, and journal it.
+
+        Results that are no ranking (``None``, a string, a set, an awaitable, a result type
+        no plugin maps, a doc id that is not a string, a bad score) fail the query like an
+        error in the retriever would: :class:`QueryError` in ``on_error="raise"`` mode,
+        a recorded failure in ``"record"`` mode. They are not retried: the same call would
+        return the same kind of thing.
+
+        :raises QueryError: for such results in ``on_error="raise"`` mode.
+        """
+        failure = outcome.failure
+        mapped: DocIds | None = None
+        if failure is None:
+            try:
+                mapped = to_doc_ids(outcome.results, self.limit)
+            except Exception as error:
+                failure = query_failure(outcome.query_id, error, outcome.attempts)
+                if self.options.on_error == "raise":
+                    raise QueryError(failure) from error
         journal = self.journal
-        if outcome.failure is not None:
-            self.collector.add_failure(outcome.failure, outcome.latency)
+        if mapped is None:
+            assert failure is not None  # one or the other, by construction
+            self.collector.add_failure(failure, outcome.latency)
             if journal is not None:
                 journal.append(
                     JournalEntry(
                         outcome.query_id,
                         latency=outcome.latency,
                         attempts=outcome.attempts,
-                        failure=outcome.failure,
+                        failure=failure,
                     )
                 )
             return
-        results = outcome.results if outcome.results is not None else []
-        retrieved = len(results) if hasattr(results, "__len__") else None
-        ranked, scores = to_doc_ids(results, self.limit)
+        ranked, scores, retrieved = mapped
         if journal is not None:
             journal.append(
                 JournalEntry(

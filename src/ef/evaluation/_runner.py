@@ -33,12 +33,12 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ef.evaluation._reports import QueryFailure
 from ef.evaluation._runner_options import (
     QueryError,
     QueryOutcome,
     RunnerOptions,
     error_type_name,
+    query_failure,
 )
 
 __all__ = [
@@ -55,9 +55,7 @@ def _failed(
     options: RunnerOptions, query_id: str, error: Exception, attempts: int, started: float
 ) -> QueryOutcome:
     """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
-    failure = QueryFailure(
-        query_id=query_id, error_type=error_type_name(error), message=str(error), attempts=attempts
-    )
+    failure = query_failure(query_id, error, attempts)
     if options.on_error == "raise":
         raise QueryError(failure) from error
     return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
