@@ -172,9 +172,15 @@ class _AsyncRun:
         # On cancellation (a timeout, raise mode, an outer scope) the thread is abandoned: it
         # runs to completion in the background and its result is dropped. Threads cannot be
         # killed, so a hung sync retriever keeps its thread until it returns.
-        return await anyio.to_thread.run_sync(
-            self._call, text, limiter=self._limiter, abandon_on_cancel=True
+        # Boxed: trio refuses a coroutine returned from a thread with its own error, while
+        # asyncio hands it back; boxed, both hand it back and the caller names the problem.
+        (results,) = await anyio.to_thread.run_sync(
+            self._boxed_call, text, limiter=self._limiter, abandon_on_cancel=True
         )
+        return results
+
+    def _boxed_call(self, text: str) -> tuple[Any]:
+        return (self._call(text),)
 
 
 async def run_queries_async(
