@@ -275,3 +275,27 @@ def test_a_source_split_into_segments_keeps_its_first_score(tmp_path):
     assert report.per_query["q1"]["mrr@2"] == 0.5  # A first, B second: the best rank each
     journal_to_trec_run(journal, tmp_path / "run.trec")
     assert read_trec_run(tmp_path / "run.trec") == {"q1": {"A": 0.9, "B": 0.8}}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"d1", "x"}, frozenset({"d1"}), "d1", b"d1", 7],
+    ids=["set", "frozenset", "str", "bytes", "int"],
+)
+def test_a_run_entry_that_is_no_ranking_is_refused_naming_the_query(entry):
+    with pytest.raises(
+        TypeError, match=r"the run's entry for query 'q1' is a \w+; expected a list"
+    ):
+        evaluate_run({"q1": entry, "q2": ["d2"]}, QRELS)
+
+
+def test_a_run_entry_may_be_any_ordered_iterable():
+    expected = evaluate_run({"q1": ["x", "d1"]}, QRELS).per_query
+    assert evaluate_run({"q1": ("x", "d1")}, QRELS).per_query == expected
+    assert evaluate_run({"q1": iter(["x", "d1"])}, QRELS).per_query == expected
+
+
+def test_a_nan_score_in_a_run_names_the_query():
+    with pytest.raises(ValueError, match="score of 'd9' is NaN") as raised:
+        evaluate_run({"q1": {"d1": 1.0, "d9": math.nan}}, QRELS)
+    assert raised.value.__notes__ == ["in the scores of query 'q1'"]
