@@ -299,3 +299,46 @@ def test_a_nan_score_in_a_run_names_the_query():
     with pytest.raises(ValueError, match="score of 'd9' is NaN") as raised:
         evaluate_run({"q1": {"d1": 1.0, "d9": math.nan}}, QRELS)
     assert raised.value.__notes__ == ["in the scores of query 'q1'"]
+
+
+def test_an_error_while_reading_lazy_results_fails_the_query():
+    def retriever(query):
+        if query == "bad":
+            yield "x"
+            raise ConnectionResetError("stream cut")
+        yield "d2"
+
+    with pytest.warns(IncompleteEvaluationWarning):
+        report = evaluate_retrieval(retriever, QRELS, QUERIES, k_values=(3,), on_error="record")
+    [failure] = report.failures
+    assert (failure.query_id, failure.error_type, failure.message) == (
+        "q1",
+        "ConnectionResetError",
+        "stream cut",
+    )
+    with pytest.raises(QueryError, match=r"query 'q1'.*stream cut"):
+        evaluate_retrieval(retriever, QRELS, QUERIES, k_values=(3,))
+
+
+class RaisingIds:
+    """A plugin whose doc id getter raises: the plugin's error, not the retriever's."""
+
+    @hookimpl
+    def ef_evaluation_doc_id_getter(self, result_type):
+        if issubclass(result_type, Doc):
+            return lambda doc: doc.missing_attribute
+        return None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_raising_doc_id_getter_keeps_its_error_and_names_plugin_and_query(kind):
+    with registered_plugin(RaisingIds(), name="raising-ids"):
+        with pytest.raises(AttributeError, match="missing_attribute") as raised:
+            await evaluate_retrieval_async(
+                docs_retriever(kind), {"q1": {"1": 1.0}}, QUERIES, on_error="record"
+            )
+    assert raised.value.__notes__ == [
+        "in the doc id getter of plugin 'raising-ids' for Doc results",
+        "while mapping the results of query 'q1'",
+    ]

@@ -23,7 +23,7 @@ from ef.evaluation._trec import rank_by_score
 from ef.segments import Segment
 from ef.source_manager import SearchHit, SourceManager
 
-__all__ = ["DocIds", "PreparedRetriever", "prepare_retriever", "to_doc_ids"]
+__all__ = ["DocIds", "PreparedRetriever", "UnusableResults", "prepare_retriever", "to_doc_ids"]
 
 
 @hookimpl(trylast=True)
@@ -222,12 +222,28 @@ def _getter_plugin(result_type: type) -> str:
 def _getter_for(result_type: type) -> Callable[[Any], str]:
     getter = HOST.doc_id_getter(result_type)
     if getter is None:
-        raise TypeError(
-            f"cannot map a result of type {result_type.__qualname__} to a doc id: "
-            "expected str, Segment or SearchHit, or a plugin that maps it "
-            "(ef_evaluation_doc_id_getter)"
+        raise UnusableResults(
+            TypeError(
+                f"cannot map a result of type {result_type.__qualname__} to a doc id: "
+                "expected str, Segment or SearchHit, or a plugin that maps it "
+                "(ef_evaluation_doc_id_getter)"
+            )
         )
     return getter
+
+
+class UnusableResults(Exception):
+    """What a retriever returned cannot be ranked: ``error`` says why, and the query fails.
+
+    A shape that is no ranking, a result type no plugin maps, a doc id that is not a string, a
+    bad score, or an exception raised while the results were being read (a lazy iterator's):
+    the retriever's doing, so its query fails as if the retriever had raised ``error``.
+    An exception raised by a plugin's doc id getter is the plugin's own and is not wrapped.
+    """
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 def to_doc_ids(results: object, limit: int) -> DocIds:
@@ -241,34 +257,58 @@ def to_doc_ids(results: object, limit: int) -> DocIds:
 
     :param results: what the retriever returned.
     :param limit: how many results to read.
-    :raises TypeError: for results that are no ranking — ``None``, an awaitable, a string,
-        a set, a number — for a result type no plugin maps, for a doc id that is not a string
-        (naming the getter's plugin), or for a score that is not a number.
-    :raises ValueError: for a NaN or infinite score in a mapping.
+    :raises UnusableResults: wrapping a :class:`TypeError` for results that are no ranking —
+        ``None``, an awaitable, a string, a set, a number — for a result type no plugin maps,
+        a doc id that is not a string (naming the getter's plugin) or a score that is not a
+        number; a :class:`ValueError` for a NaN or infinite score; or whatever reading the
+        results raised.
 
     >>> to_doc_ids({'d9': 0.1, 'd1': 0.9}, 10)
     DocIds(ranked=['d1', 'd9'], scores=[0.9, 0.1], retrieved=2)
     >>> to_doc_ids(['d1', 'd2', 'd1', 'd3'], 3).ranked
     ['d1', 'd2']
-    """
-    _refuse(results)
-    if isinstance(results, Mapping):
-        return _from_scores(results, limit)
-    retrieved = len(results) if isinstance(results, Sized) else None
+    >>> to_doc_ids(None, 3)
+    Traceback (most recent call last):
+        ...
+    ef.evaluation._adapters.UnusableResults: the retriever returned None; expected a list of results, best first, or a {doc_id: score} mapping (a missing return statement?)
+    """  # noqa: E501 - a doctest's expected output is one line
+    try:
+        _refuse(results)
+        if isinstance(results, Mapping):
+            return _from_scores(results, limit)
+        retrieved = len(results) if isinstance(results, Sized) else None
+        items = islice(cast("Iterable[Any]", results), limit)
+    except (TypeError, ValueError) as error:
+        raise UnusableResults(error) from None
     ranked: dict[str, float | None] = {}
     getters: dict[type, Callable[[Any], str]] = {}
     scored = True
-    for result in islice(cast("Iterable[Any]", results), limit):
+    while True:
+        try:
+            result = next(items)
+        except StopIteration:
+            break
+        except Exception as error:  # in the retriever's own lazy iterator
+            raise UnusableResults(error) from None
         result_type = type(result)
         getter = getters.get(result_type)
         if getter is None:
             getter = getters[result_type] = _getter_for(result_type)
-        doc_id = getter(result)
+        try:
+            doc_id = getter(result)
+        except Exception as error:
+            error.add_note(
+                f"in the doc id getter of plugin {_getter_plugin(result_type)!r} for "
+                f"{result_type.__qualname__} results"
+            )
+            raise
         if not isinstance(doc_id, str):
-            raise TypeError(
-                f"the doc id getter of plugin {_getter_plugin(result_type)!r} mapped a "
-                f"{result_type.__qualname__} result to {doc_id!r:.60} "
-                f"({type(doc_id).__qualname__}); doc ids are strings"
+            raise UnusableResults(
+                TypeError(
+                    f"the doc id getter of plugin {_getter_plugin(result_type)!r} mapped a "
+                    f"{result_type.__qualname__} result to {doc_id!r:.60} "
+                    f"({type(doc_id).__qualname__}); doc ids are strings"
+                )
             )
         if doc_id not in ranked:
             score = getattr(result, "score", None)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from ef.evaluation._adapters import (
     DocIds,
     PreparedRetriever,
+    UnusableResults,
     prepare_retriever,
     qualified_name,
     to_doc_ids,
@@ -115,7 +116,8 @@ class Evaluation:
         no plugin maps, a doc id that is not a string, a bad score) fail the query like an
         error in the retriever would: :class:`QueryError` in ``on_error="raise"`` mode,
         a recorded failure in ``"record"`` mode. They are not retried: the same call would
-        return the same kind of thing.
+        return the same kind of thing. An exception from a plugin's doc id getter is the
+        plugin's: it stops the evaluation in both modes, with a note naming the query.
 
         :raises QueryError: for such results in ``on_error="raise"`` mode.
         """
@@ -124,10 +126,14 @@ class Evaluation:
         if failure is None:
             try:
                 mapped = to_doc_ids(outcome.results, self.limit)
-            except Exception as error:
+            except UnusableResults as unusable:
+                error = unusable.error
                 failure = query_failure(outcome.query_id, error, outcome.attempts)
                 if self.options.on_error == "raise":
                     raise QueryError(failure) from error
+            except Exception as error:  # a plugin's doc id getter: its bug, not the query's
+                error.add_note(f"while mapping the results of query {outcome.query_id!r}")
+                raise
         journal = self.journal
         if mapped is None:
             assert failure is not None  # one or the other, by construction
