@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
@@ -32,6 +33,9 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
 ]
+
+
+_LARGEST_FLOAT = int(sys.float_info.max)
 
 
 def check_cutoff(k: object) -> int:
@@ -117,9 +121,16 @@ def positive_grades(
     """
     positives: list[tuple[str, float]] = []
     for doc_id, grade in relevant.items():
-        # A float is checked in one subtraction (inf - inf and nan - nan are nan); the rest
-        # (ints, numpy scalars, non-numbers) the careful way.
-        finite = grade - grade == 0.0 if type(grade) is float else _is_finite_real(grade)
+        # Floats and ints in one cheap test each (inf - inf and nan - nan are nan; an int is
+        # finite as long as it converts to a float); the rest (numpy scalars, non-numbers)
+        # the careful way.
+        kind = type(grade)
+        if kind is float:
+            finite = grade - grade == 0.0
+        elif kind is int:
+            finite = -_LARGEST_FLOAT <= grade <= _LARGEST_FLOAT
+        else:
+            finite = _is_finite_real(grade)
         if not (finite and isinstance(doc_id, str)):
             raise _bad_judgement(doc_id, grade, query_id)
         if grade > 0:
