@@ -14,6 +14,7 @@ from ef.evaluation import (
     RETRIEVAL_METRICS,
     DatasetFormatError,
     PluginWarning,
+    QueryError,
     evaluate_rag,
     evaluate_retrieval,
     evaluate_run,
@@ -189,8 +190,10 @@ def test_a_specific_adapter_wins_over_the_builtin_fallback():
 def test_an_unknown_retriever_or_result_type_is_a_type_error():
     with pytest.raises(TypeError, match="cannot evaluate a int"):
         evaluate_retrieval(42, QRELS, QUERIES)
-    with pytest.raises(TypeError, match="cannot map a result of type Doc"):
+    # A result nothing maps fails its query, like any error of the retriever's.
+    with pytest.raises(QueryError, match=r"query 'q1'.*cannot map a result of type Doc") as raised:
         evaluate_retrieval(lambda q: [Doc("d1")], QRELS, QUERIES)
+    assert isinstance(raised.value.__cause__, TypeError)
 
 
 def test_rag_metric_plugins_reach_evaluate_rag():

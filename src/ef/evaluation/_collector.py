@@ -18,10 +18,11 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._metrics import positive_grades
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._reports import QueryFailure, RetrievalEvalReport
 from ef.evaluation._scored import summarize_scores
-from ef.evaluation._scoring import RankingSummary, ScoringPlan, relevant_grades, summarize
+from ef.evaluation._scoring import RankingSummary, ScoringPlan, summarize
 from ef.evaluation._trec import rank_by_score
 from ef.evaluation._types import Qrels, Queries
 
@@ -80,7 +81,10 @@ class Collector:
     :param k_values: cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param parameters: what else determines the run, recorded in the manifest.
-    :raises ValueError: for an unknown metric, a bad cutoff, or when no query can be scored.
+    :raises ValueError: for an unknown metric, a bad cutoff, a NaN or infinite grade (naming the
+        query and the doc), or when no query can be scored.
+    :raises TypeError: for judgements that are not a mapping, a grade that is not a number, or
+        a doc id that is not a string.
     """
 
     def __init__(
@@ -102,7 +106,12 @@ class Collector:
         self.planned: list[str] = []
         self._positives: dict[str, list[tuple[str, float]]] = {}
         for query_id, relevant in qrels.items():
-            positives = relevant_grades(relevant)
+            if not isinstance(relevant, Mapping):
+                raise TypeError(
+                    f"the judgements of query {query_id!r} must be a mapping "
+                    f"{{doc_id: grade}}, got {type(relevant).__name__}"
+                )
+            positives = positive_grades(relevant, query_id)
             if not positives:
                 self.skipped[query_id] = SKIP_NO_POSITIVE
             elif queries is not None and query_id not in queries:
@@ -154,11 +163,19 @@ class Collector:
 
     def add_scores(self, query_id: str, scores: Mapping[str, float]) -> dict[str, float]:
         """Score one query's ``{doc_id: score}``, in trec_eval's order, and keep its values."""
-        if self.ignore_identical_ids and query_id in scores:
-            return self.add_ranking(query_id, rank_by_score(scores), unique=True)
-        summary = summarize_scores(
-            scores, self.qrels[query_id], positives=self._positives[query_id]
-        )
+        drop_query_id = self.ignore_identical_ids and query_id in scores
+        try:
+            if drop_query_id:
+                ranked = rank_by_score(scores)
+            else:
+                summary = summarize_scores(
+                    scores, self.qrels[query_id], positives=self._positives[query_id]
+                )
+        except ValueError as error:  # a NaN score has no place in an order
+            error.add_note(f"in the scores of query {query_id!r}")
+            raise
+        if drop_query_id:
+            return self.add_ranking(query_id, ranked, unique=True)
         return self._keep(query_id, summary, None, None, None)
 
     def _keep(
@@ -169,7 +186,7 @@ class Collector:
         limit: int | None,
         latency: float | None,
     ) -> dict[str, float]:
-        values = self.plan.score(summary)
+        values = self.plan.score(summary, query_id)
         self.per_query[query_id] = values
         if latency is not None:
             self.latency[query_id] = latency

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from ef.evaluation._adapters import (
+    DocIds,
     PreparedRetriever,
+    UnusableResults,
     prepare_retriever,
     qualified_name,
     to_doc_ids,
@@ -19,7 +21,7 @@ from ef.evaluation._adapters import (
 from ef.evaluation._collector import Collector, Progress, fingerprint
 from ef.evaluation._journal import Journal, JournalEntry
 from ef.evaluation._reports import RetrievalEvalReport
-from ef.evaluation._runner_options import QueryOutcome, RunnerOptions
+from ef.evaluation._runner_options import QueryError, QueryOutcome, RunnerOptions, query_failure
 from ef.evaluation._types import Qrels, Queries
 
 __all__ = ["Evaluation", "retriever_identity", "runner_options"]
@@ -108,22 +110,45 @@ class Evaluation:
         return ((q, queries[q]) for q in self.collector.planned if q not in done)
 
     def accept(self, outcome: QueryOutcome) -> None:
+        """Score one finished query, or record its failure, and journal it.
+
+        Results that are no ranking (``None``, a string, a set, an awaitable, a result type
+        no plugin maps, a doc id that is not a string, a bad score) fail the query like an
+        error in the retriever would: :class:`QueryError` in ``on_error="raise"`` mode,
+        a recorded failure in ``"record"`` mode. They are not retried: the same call would
+        return the same kind of thing. An exception from a plugin's doc id getter is the
+        plugin's: it stops the evaluation in both modes, with a note naming the query.
+
+        :raises QueryError: for such results in ``on_error="raise"`` mode.
+        """
+        failure = outcome.failure
+        mapped: DocIds | None = None
+        if failure is None:
+            try:
+                mapped = to_doc_ids(outcome.results, self.limit)
+            except UnusableResults as unusable:
+                error = unusable.error
+                failure = query_failure(outcome.query_id, error, outcome.attempts)
+                if self.options.on_error == "raise":
+                    raise QueryError(failure) from error
+            except Exception as error:  # a plugin's doc id getter: its bug, not the query's
+                error.add_note(f"while mapping the results of query {outcome.query_id!r}")
+                raise
         journal = self.journal
-        if outcome.failure is not None:
-            self.collector.add_failure(outcome.failure, outcome.latency)
+        if mapped is None:
+            assert failure is not None  # one or the other, by construction
+            self.collector.add_failure(failure, outcome.latency)
             if journal is not None:
                 journal.append(
                     JournalEntry(
                         outcome.query_id,
                         latency=outcome.latency,
                         attempts=outcome.attempts,
-                        failure=outcome.failure,
+                        failure=failure,
                     )
                 )
             return
-        results = outcome.results if outcome.results is not None else []
-        retrieved = len(results) if hasattr(results, "__len__") else None
-        ranked, scores = to_doc_ids(results, self.limit)
+        ranked, scores, retrieved = mapped
         if journal is not None:
             journal.append(
                 JournalEntry(

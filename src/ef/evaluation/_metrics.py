@@ -9,22 +9,33 @@ Every primitive follows trec_eval (``m_ndcg_cut.c``, ``m_recall.c``, ``m_P.c``,
   ``relevant``, retrieved or not. Grades ``<= 0`` are judged non-relevant: no gain, not part of
   the ideal ranking. Fractional grades in ``(0, 1)`` are relevant here; trec_eval truncates them
   to ``0`` and pytrec_eval rejects them.
+- Grades are finite real numbers: NaN, infinities and non-numbers raise :class:`ValueError` or
+  :class:`TypeError` naming the doc id (and the query, when checking a whole qrels), never a
+  silent zero.
 - ``k`` is an ``int >= 1``; anything else raises :class:`ValueError`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import numbers
+import sys
+from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
     "average_precision",
+    "check_cutoff",
+    "checked_value",
     "dcg_at_k",
     "ndcg_at_k",
+    "positive_grades",
     "precision_at_k",
     "recall_at_k",
     "reciprocal_rank",
 ]
+
+
+_LARGEST_FLOAT = int(sys.float_info.max)
 
 
 def check_cutoff(k: object) -> int:
@@ -34,14 +45,117 @@ def check_cutoff(k: object) -> int:
     return k
 
 
+def checked_value(value: object, returned: Callable[[str], str]) -> float:
+    """A metric's value as a float, if it is a finite real number; otherwise an error.
+
+    Plugin metrics are code we do not control: a string, ``None``, ``True`` (a comparison where a
+    number was meant), NaN or an infinity would otherwise be averaged or coerced into a report.
+    Values are not limited to ``[0, 1]``: counts and logarithms are metrics too.
+
+    :param value: what the metric returned.
+    :param returned: called only to word an error: given the value's repr, says which metric
+        returned it and where (the metric, its plugin, the query or sample, the cutoff).
+    :raises TypeError: for anything but an int or float (numpy scalars included), or a bool.
+    :raises ValueError: for NaN and infinities.
+
+    >>> checked_value(3, lambda shown: f"metric 'n' returned {shown}")
+    3.0
+    >>> checked_value(True, lambda shown: f"metric 'hit' returned {shown}")
+    Traceback (most recent call last):
+        ...
+    TypeError: metric 'hit' returned True; expected a finite number (int or float, not bool)
+    """
+    if type(value) is float and value - value == 0.0:  # the usual case, in one test
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond the range of a float
+            number = math.inf
+        if number - number == 0.0:
+            return number
+        raise ValueError(f"{returned(f'{value!r:.80}')}; a metric value must be finite")
+    raise TypeError(
+        f"{returned(f'{value!r:.80}')}; expected a finite number (int or float, not bool)"
+    )
+
+
+def _bad_judgement(doc_id: object, grade: object, query_id: str | None) -> Exception:
+    of_query = "" if query_id is None else f" for query {query_id!r}"
+    if not isinstance(doc_id, str):
+        return TypeError(f"doc id {doc_id!r:.40}{of_query} is not a string")
+    shown = f"grade of doc {doc_id!r}{of_query} is {grade!r:.40}"
+    if isinstance(grade, numbers.Real):
+        return ValueError(f"{shown}; grades must be finite numbers")
+    return TypeError(f"{shown} (a {type(grade).__name__}); grades must be finite numbers")
+
+
+def _is_finite_real(value: object) -> bool:
+    if not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def positive_grades(
+    relevant: Mapping[str, float], query_id: str | None = None
+) -> list[tuple[str, float]]:
+    """The ``(doc_id, grade)`` pairs with a positive grade, in judgement order, checked.
+
+    Every doc id must be a string and every grade a finite real number: a NaN grade would
+    otherwise be silently non-relevant, and an infinite one would turn nDCG into NaN.
+
+    :param relevant: one query's judgements, ``{doc_id: grade}``.
+    :param query_id: the query, named in errors when given.
+    :raises ValueError: for a NaN or infinite grade, naming the doc (and the query).
+    :raises TypeError: for a grade that is not a number, or a doc id that is not a string.
+
+    >>> positive_grades({'d1': 2, 'd2': 0, 'd3': 0.5})
+    [('d1', 2), ('d3', 0.5)]
+    >>> positive_grades({'d1': float('nan')}, 'q1')
+    Traceback (most recent call last):
+        ...
+    ValueError: grade of doc 'd1' for query 'q1' is nan; grades must be finite numbers
+    """
+    positives: list[tuple[str, float]] = []
+    for doc_id, grade in relevant.items():
+        # Floats and ints in one cheap test each (inf - inf and nan - nan are nan; an int is
+        # finite as long as it converts to a float); the rest (numpy scalars, non-numbers)
+        # the careful way.
+        kind = type(grade)
+        if kind is float:
+            finite = grade - grade == 0.0
+        elif kind is int:
+            finite = -_LARGEST_FLOAT <= grade <= _LARGEST_FLOAT
+        else:
+            finite = _is_finite_real(grade)
+        if not (finite and isinstance(doc_id, str)):
+            raise _bad_judgement(doc_id, grade, query_id)
+        if grade > 0:
+            positives.append((doc_id, grade))
+    return positives
+
+
 def _top(ranked: Sequence[str], k: int | None) -> list[str]:
     """The de-duplicated ranking (first occurrence wins), cut at ``k``."""
     unique = list(dict.fromkeys(ranked))
     return unique if k is None else unique[:k]
 
 
-def _n_relevant(relevant: Mapping[str, float]) -> int:
-    return sum(1 for grade in relevant.values() if grade > 0)
+def _gains(relevant: Mapping[str, float]) -> dict[str, float]:
+    """The checked positive grades, ``{doc_id: grade}``: the only judgements any metric reads."""
+    return dict(positive_grades(relevant))
+
+
+def _dcg(ranked: Sequence[str], gains: Mapping[str, float], k: int, scale: float) -> float:
+    total = 0.0
+    for i, doc_id in enumerate(_top(ranked, k)):
+        grade = gains.get(doc_id)
+        if grade is not None:
+            total += grade / scale / math.log2(i + 2)
+    return total
 
 
 def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -54,23 +168,16 @@ def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> fl
     Precisely (trec_eval ``m_ndcg_cut.c``): only positive grades contribute, summed in rank
     order; grades are used as they are (floats included).
 
+    :raises OverflowError: when the grades are so large that the DCG exceeds the range of a
+        float (:func:`ndcg_at_k` is immune: it scales the grades first).
+
     >>> round(dcg_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 3), 4)
     1.5
     """
     check_cutoff(k)
-    total = 0.0
-    for i, doc_id in enumerate(_top(ranked, k)):
-        grade = relevant.get(doc_id, 0.0)
-        if grade > 0:
-            total += grade / math.log2(i + 2)
-    return total
-
-
-def _ideal_dcg(relevant: Mapping[str, float], k: int) -> float:
-    grades = sorted((grade for grade in relevant.values() if grade > 0), reverse=True)
-    total = 0.0
-    for i, grade in enumerate(grades[:k]):
-        total += grade / math.log2(i + 2)
+    total = _dcg(ranked, _gains(relevant), k, 1.0)
+    if total == math.inf:
+        raise OverflowError("the DCG of these grades exceeds the range of a float")
     return total
 
 
@@ -82,17 +189,24 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> f
 
     Precisely: the ideal DCG is the same sum over every positive grade in ``relevant``, sorted
     descending, cut at ``k``; linear gain, float grades used as they are (trec_eval
-    ``ndcg_cut``).
+    ``ndcg_cut``). Both sums are taken over the grades divided by the query's largest grade —
+    the same ratio, but no finite grade can overflow it.
 
     >>> ndcg_at_k(['d1', 'd2'], {'d1': 1.0, 'd2': 1.0}, 2)  # perfect order
     1.0
     >>> round(ndcg_at_k(['x', 'd1'], {'d1': 1.0}, 2), 4)  # relevant doc at rank 2
     0.6309
     """
-    ideal = _ideal_dcg(relevant, check_cutoff(k))
-    if ideal == 0.0:
+    check_cutoff(k)
+    gains = _gains(relevant)
+    if not gains:
         return 0.0
-    return dcg_at_k(ranked, relevant, k) / ideal
+    ideal = sorted(gains.values(), reverse=True)
+    scale = ideal[0]
+    idcg = 0.0
+    for i, grade in enumerate(ideal[:k]):
+        idcg += grade / scale / math.log2(i + 2)
+    return _dcg(ranked, gains, k, scale) / idcg
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -107,11 +221,11 @@ def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) ->
     1.0
     """
     check_cutoff(k)
-    n_relevant = _n_relevant(relevant)
-    if n_relevant == 0:
+    gains = _gains(relevant)
+    if not gains:
         return 0.0
-    hits = sum(1 for doc_id in _top(ranked, k) if relevant.get(doc_id, 0.0) > 0)
-    return hits / n_relevant
+    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
+    return hits / len(gains)
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -124,7 +238,8 @@ def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int)
     0.5
     """
     check_cutoff(k)
-    hits = sum(1 for doc_id in _top(ranked, k) if relevant.get(doc_id, 0.0) > 0)
+    gains = _gains(relevant)
+    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
     return hits / k
 
 
@@ -146,8 +261,9 @@ def reciprocal_rank(
     """
     if k is not None:
         check_cutoff(k)
+    gains = _gains(relevant)
     for i, doc_id in enumerate(_top(ranked, k)):
-        if relevant.get(doc_id, 0.0) > 0:
+        if doc_id in gains:
             return 1.0 / (i + 1)
     return 0.0
 
@@ -169,13 +285,13 @@ def average_precision(
     """
     if k is not None:
         check_cutoff(k)
-    n_relevant = _n_relevant(relevant)
-    if n_relevant == 0:
+    gains = _gains(relevant)
+    if not gains:
         return 0.0
     hits = 0
     total = 0.0
     for i, doc_id in enumerate(_top(ranked, k)):
-        if relevant.get(doc_id, 0.0) > 0:
+        if doc_id in gains:
             hits += 1
             total += hits / (i + 1)
-    return total / n_relevant
+    return total / len(gains)

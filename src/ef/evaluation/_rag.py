@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ef.evaluation import _lexical
-from ef.evaluation._plugins import rag_metric_functions
+from ef.evaluation._metrics import checked_value
+from ef.evaluation._plugins import rag_metric_functions, registry
 from ef.evaluation._reports import RagEvalReport
 from ef.evaluation._types import RagMetricFn, RagSample
 
@@ -185,21 +186,32 @@ def _resolve(metrics: Sequence[str]) -> dict[str, RagMetricFn]:
     return {name: available[name] for name in names}
 
 
+def _plugin_of(name: str, fn: object) -> str:
+    """`` (plugin 'x')`` for a registered RAG metric, for messages; empty if unregistered."""
+    metric = registry().rag_metrics.get(name)
+    return f" (plugin {metric.plugin!r})" if metric is not None and metric.fn is fn else ""
+
+
 def _score(
     index: int, name: str, fn: Callable[[Mapping[str, Any]], object], sample: Any
 ) -> float | None:
     try:
         value = fn(sample)
     except Exception as error:
-        error.add_note(f"while computing RAG metric {name!r} on sample {index}")
+        error.add_note(
+            f"while computing RAG metric {name!r} on sample {index}{_plugin_of(name, fn)}"
+        )
         raise
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"RAG metric {name!r} returned {value!r} for sample {index}; expected a float or None"
-        )
-    return float(value)
+    if type(value) is float and value - value == 0.0:  # the usual case, in one test
+        return value
+    return checked_value(
+        value,
+        lambda shown: (
+            f"RAG metric {name!r} returned {shown} for sample {index}{_plugin_of(name, fn)}"
+        ),
+    )
 
 
 def evaluate_rag(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
 from ef.evaluation._collector import Collector, Progress
@@ -90,10 +91,16 @@ def evaluate_retrieval(
 
     :param retriever: what answers a query — a ``SearchableCorpus``, a ``SourceManager``, or any
         callable ``query -> ranked results`` (sync or async; ``limit=`` is passed when it accepts
-        it, otherwise its results are truncated). Results may be ``SearchHit``\\ s,
-        ``Segment``\\ s or bare doc-id strings; plugins add more.
+        it, otherwise its first ``limit`` results are kept). Results are a list (or any ordered
+        iterable) of ``SearchHit``\\ s, ``Segment``\\ s or bare doc-id strings, best first
+        (plugins add more types), or a ``{doc_id: score}`` mapping, ranked by score as
+        trec_eval ranks a run (ties by doc id descending); its scores must be finite numbers.
+        Anything else — ``None`` (a forgotten ``return``), a set, a string, a number, a
+        coroutine nobody awaited, a doc id that is not a string — fails that query as an
+        error of the retriever would (see ``on_error``); it is never scored 0.
     :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``. Queries with no
-        positive judgement are skipped.
+        positive judgement are skipped. Grades must be finite numbers: a NaN or infinite grade
+        is refused before anything runs, naming the query and the doc.
     :param queries: the query texts — ``{query_id: query_text}``. A judged query absent here
         cannot be run and is skipped.
     :param k_values: the rank cutoffs to evaluate at.
@@ -108,9 +115,12 @@ def evaluate_retrieval(
     :param retries: extra attempts after a failure of a ``retry_on`` type, with full-jitter
         exponential backoff.
     :param retry_on: the exception types worth retrying.
-    :param on_error: ``"raise"`` stops at the first failed query (the error names it and chains
-        the cause); ``"record"`` keeps a ``QueryFailure`` in ``report.failures``, leaves the query
-        out of the means and warns that the evaluation is incomplete.
+    :param on_error: ``"raise"`` stops at the first failed query (a :class:`QueryError` names
+        it and chains the cause); ``"record"`` keeps a ``QueryFailure`` in ``report.failures``,
+        leaves the query out of the means and warns that the evaluation is incomplete. A metric
+        that fails (it raises, or returns something other than a finite number) is no failure of
+        a query: it stops the evaluation in both modes, naming the metric, its plugin and the
+        query.
     :param rate_limit: at most this many requests per second, over all workers.
     :param progress: called with a :class:`Progress` after each query.
     :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
@@ -123,7 +133,11 @@ def evaluate_retrieval(
     :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
         by default its ``retriever_id`` attribute or its qualified name.
     :returns: a :class:`RetrievalEvalReport`.
-    :raises ValueError: for an unknown metric name, or if no query can be scored.
+    :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
+        be scored.
+    :raises TypeError: for a grade that is not a number or a doc id in ``qrels`` that is not a
+        string.
+    :raises QueryError: for a failed query in ``on_error="raise"`` mode.
 
     >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}
     >>> queries = {'q1': 'alpha', 'q2': 'beta'}
@@ -252,7 +266,10 @@ def evaluate_run(
     :param k_values: the rank cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param ignore_identical_ids: drop doc ids equal to the query id.
-    :raises ValueError: for an unknown metric name, or if no query can be scored.
+    :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
+        if no query can be scored.
+    :raises TypeError: for a query whose entry is no ranking (a string, a set, a number), a
+        grade that is not a number, or a doc id in ``qrels`` that is not a string.
 
     >>> report = evaluate_run(
     ...     {'q1': {'d1': 0.9, 'd2': 0.4}, 'q2': ['d9', 'd3']},
@@ -278,6 +295,12 @@ def evaluate_run(
             add(query_id, entry)
         elif isinstance(entry, Mapping):
             add_scores(query_id, entry)
+        elif isinstance(entry, str | bytes | AbstractSet) or not isinstance(entry, Iterable):
+            # A string would score its characters; a set would rank in hash order.
+            raise TypeError(
+                f"the run's entry for query {query_id!r} is a {type(entry).__qualname__}; "
+                "expected a list of doc ids, best first, or a {doc_id: score} mapping"
+            )
         else:
-            add(query_id, entry)
+            add(query_id, entry if isinstance(entry, Sequence) else list(entry))
     return collector.report({"run": {"queries": len(run)}})

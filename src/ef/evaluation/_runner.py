@@ -33,12 +33,12 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ef.evaluation._reports import QueryFailure
 from ef.evaluation._runner_options import (
     QueryError,
     QueryOutcome,
     RunnerOptions,
     error_type_name,
+    query_failure,
 )
 
 __all__ = [
@@ -55,9 +55,7 @@ def _failed(
     options: RunnerOptions, query_id: str, error: Exception, attempts: int, started: float
 ) -> QueryOutcome:
     """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
-    failure = QueryFailure(
-        query_id=query_id, error_type=error_type_name(error), message=str(error), attempts=attempts
-    )
+    failure = query_failure(query_id, error, attempts)
     if options.on_error == "raise":
         raise QueryError(failure) from error
     return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
@@ -174,9 +172,15 @@ class _AsyncRun:
         # On cancellation (a timeout, raise mode, an outer scope) the thread is abandoned: it
         # runs to completion in the background and its result is dropped. Threads cannot be
         # killed, so a hung sync retriever keeps its thread until it returns.
-        return await anyio.to_thread.run_sync(
-            self._call, text, limiter=self._limiter, abandon_on_cancel=True
+        # Boxed: trio refuses a coroutine returned from a thread with its own error, while
+        # asyncio hands it back; boxed, both hand it back and the caller names the problem.
+        (results,) = await anyio.to_thread.run_sync(
+            self._boxed_call, text, limiter=self._limiter, abandon_on_cancel=True
         )
+        return results
+
+    def _boxed_call(self, text: str) -> tuple[Any]:
+        return (self._call(text),)
 
 
 async def run_queries_async(

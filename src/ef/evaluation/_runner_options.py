@@ -21,6 +21,7 @@ __all__ = [
     "QueryOutcome",
     "RunnerOptions",
     "error_type_name",
+    "query_failure",
 ]
 
 DEFAULT_SYNC_CONCURRENCY = 1
@@ -192,6 +193,17 @@ def error_type_name(error: BaseException) -> str:
     if cls.__module__ == "builtins":
         return cls.__qualname__
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def query_failure(query_id: str, error: BaseException, attempts: int) -> QueryFailure:
+    """What is recorded of a query that failed for good with ``error`` after ``attempts``.
+
+    >>> query_failure("q1", TypeError("the retriever returned None"), 1).message
+    'the retriever returned None'
+    """
+    return QueryFailure(
+        query_id=query_id, error_type=error_type_name(error), message=str(error), attempts=attempts
+    )
 
 
 class QueryError(RuntimeError):

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ef.evaluation._metric_steps import MetricStep
 from ef.evaluation._metrics import check_cutoff
 from ef.evaluation._trec import rank_by_score
 
@@ -155,22 +156,27 @@ def summarize(
 
 
 def ndcg_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
-    """nDCG at every cutoff in ``ks`` (trec_eval ``ndcg_cut``)."""
+    """nDCG at every cutoff in ``ks`` (trec_eval ``ndcg_cut``).
+
+    Gains are divided by the query's largest grade first, as :func:`ndcg_at_k` does: the same
+    ratio, with no overflow for any finite grade.
+    """
     ideal = summary.ideal_gains
     if not ideal:
         return [0.0] * len(ks)
     log2 = log2_table(max(ks[-1], len(ideal)))
     positions, gains = summary.positions, summary.gains
     n_found, n_ideal = len(positions), len(ideal)
+    scale = ideal[0]
     out: list[float] = []
     dcg = idcg = 0.0
     j = i = 0
     for k in ks:
         while j < n_found and positions[j] < k:
-            dcg += gains[j] / log2[positions[j]]
+            dcg += gains[j] / scale / log2[positions[j]]
             j += 1
         while i < n_ideal and i < k:
-            idcg += ideal[i] / log2[i]
+            idcg += ideal[i] / scale / log2[i]
             i += 1
         out.append(dcg / idcg)
     return out
@@ -249,25 +255,31 @@ class ScoringPlan:
             raise ValueError("k_values is empty: give at least one cutoff")
         self.metrics = tuple(metrics)
         self.keys: list[str] = []
-        self._steps: list[Callable[[RankingSummary], list[float]]] = []
+        self._steps: list[MetricStep] = []
         for metric in self.metrics:
             if not metric.cutoff:
                 self.keys.append(metric.name)
-                self._steps.append(_whole_list_step(metric))
+                self._steps.append(MetricStep(metric, self.k_values, trusted=False))
             else:
                 self.keys.extend(f"{metric.name}@{k}" for k in self.k_values)
-                self._steps.append(_cutoff_step(metric, self.k_values))
-        builtin = _builtin_step(self.metrics, self.k_values)
-        if builtin is not None:
-            self._steps = [builtin]
+                # Our own all-cutoffs forms always give one finite float per cutoff.
+                trusted = metric.all_cutoffs in _BUILTIN_FORMS
+                self._steps.append(MetricStep(metric, self.k_values, trusted=trusted))
+        self._fused = _builtin_step(self.metrics, self.k_values)
 
-    def score(self, summary: RankingSummary) -> dict[str, float]:
-        """Every key of the plan for one query."""
-        if len(self._steps) == 1:
-            return dict(zip(self.keys, self._steps[0](summary), strict=True))
+    def score(self, summary: RankingSummary, query_id: str | None = None) -> dict[str, float]:
+        """Every key of the plan for one query.
+
+        :param query_id: the query, named in errors.
+        :raises TypeError: a plugin metric returned something other than a number.
+        :raises ValueError: a plugin metric returned NaN or an infinity, or its all-cutoffs
+            form returned a value count other than the number of cutoffs.
+        """
+        if self._fused is not None:
+            return dict(zip(self.keys, self._fused(summary), strict=True))
         values: list[float] = []
         for step in self._steps:
-            values.extend(step(summary))
+            values.extend(step.run(summary, query_id))
         return dict(zip(self.keys, values, strict=True))
 
 
@@ -302,6 +314,7 @@ def _builtin_step(
         n_found = len(positions)
         first = positions[0]
         reciprocal = 1.0 / (first + 1)
+        scale = ideal[0]  # positions found imply a positive grade
         ndcg: list[float] = []
         recall: list[float] = []
         precision: list[float] = []
@@ -312,12 +325,12 @@ def _builtin_step(
         for k in ks:
             while j < n_found and positions[j] < k:
                 position = positions[j]
-                dcg += gains[j] / log2[position]
+                dcg += gains[j] / scale / log2[position]
                 j += 1
                 total += j / (position + 1)
             if with_ndcg:
                 while i < n_ideal and i < k:
-                    idcg += ideal[i] / log2[i]
+                    idcg += ideal[i] / scale / log2[i]
                     i += 1
                 ndcg.append(dcg / idcg if n_ideal else 0.0)
             recall.append(j / n_relevant if n_relevant else 0.0)
@@ -331,30 +344,3 @@ def _builtin_step(
         return out
 
     return step
-
-
-def _whole_list_step(metric: RetrievalMetric) -> Callable[[RankingSummary], list[float]]:
-    fn = metric.fn
-
-    def step(summary: RankingSummary) -> list[float]:
-        return [float(fn(summary.ranked, summary.relevant))]
-
-    return step
-
-
-def _cutoff_step(
-    metric: RetrievalMetric, ks: tuple[int, ...]
-) -> Callable[[RankingSummary], list[float]]:
-    all_cutoffs = metric.all_cutoffs
-    if all_cutoffs is not None:
-
-        def fused(summary: RankingSummary) -> list[float]:
-            return list(all_cutoffs(summary, ks))
-
-        return fused
-    fn = metric.fn
-
-    def per_k(summary: RankingSummary) -> list[float]:
-        return [float(fn(summary.ranked, summary.relevant, k)) for k in ks]
-
-    return per_k
