@@ -3,18 +3,15 @@
 The core, the example plugin and three faulty test plugins (``tests/plugin_fixtures``) are built
 as wheels and installed into one virtual environment per module; every check runs a probe script
 there in a subprocess, so plugins arrive only through their entry points — never through
-in-process registration or this checkout's ``sys.path``.
+in-process registration or this checkout's ``sys.path``. (Plugins that misbehave in other ways
+are in test_plugin_isolation.py, in an environment of their own.)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tomllib
-import venv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +20,10 @@ import pytest
 import pytrec_eval
 
 from oracle import as_trec_run, trec_eval_values
+from plugin_venvs import FIXTURES, ROOT, build_venv, environment, outside_checkout, run
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "plugins" / "ef-evaluation-extra-metrics"
-FIXTURES = Path(__file__).resolve().parent / "plugin_fixtures"
+FAULTY = ("broken_import", "misspelled_hook", "raising_hook")
 BUILTIN_METRICS = ["map", "mrr", "ndcg", "precision", "recall"]
 EXTRA_METRICS = ["hit_rate", "r_precision", "bpref", "judged"]
 K_VALUES = (1, 3, 5)
@@ -107,54 +104,22 @@ json.dump(
 """
 
 
-def _run(command: Sequence[str | os.PathLike[str]], **kwargs: Any) -> str:
-    done = subprocess.run(
-        [os.fspath(part) for part in command],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-        **kwargs,
-    )
-    if done.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, command))} failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with the core, the example plugin and the faulty plugins.
-
-    The runner's pip drives the new environment (``pip --python``), which saves installing pip
-    there; hatchling is installed once so the five wheels build without an isolated build
-    environment each. The core's own dependencies come from the package index.
-    """
+    """A fresh virtual environment with the core, the example plugin and the faulty plugins."""
     base = tmp_path_factory.mktemp("plugin-install")
-    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(base / "venv")
-    python = base / "venv" / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
-    projects = [ROOT, EXAMPLE, *sorted(p for p in FIXTURES.iterdir() if p.is_dir())]
-    wheels = base / "wheels"
-    _run([*pip, "install", "--quiet", "hatchling"])
-    _run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", wheels, *projects])
-    _run([*pip, "install", "--quiet", *sorted(wheels.glob("*.whl"))])
-    return python
+    return build_venv(base, [ROOT, EXAMPLE, *(FIXTURES / name for name in FAULTY)])
 
 
 def probe(python: Path, selection: str | None, metrics: Sequence[str]) -> dict[str, Any]:
     """Run the probe in the test environment with ``EF_EVALUATION_PLUGINS`` set to ``selection``
     (``None``: unset), outside this checkout so nothing is imported from it."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"EF_EVALUATION_PLUGINS", "PYTHONPATH", "PYTHONHOME", "PYTHONWARNINGS"}
-    }
-    env["PYTHONNOUSERSITE"] = "1"
-    if selection is not None:
-        env["EF_EVALUATION_PLUGINS"] = selection
     request = {"qrels": QRELS, "rankings": RANKINGS, "k_values": K_VALUES, "metrics": metrics}
-    output = _run(
-        [python, "-c", PROBE], input=json.dumps(request), env=env, cwd=python.parent.parent
+    output = run(
+        [python, "-c", PROBE],
+        input=json.dumps(request),
+        env=environment(selection),
+        **outside_checkout(python),
     )
     result: dict[str, Any] = json.loads(output)
     return result

@@ -32,6 +32,24 @@ def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
     return names, sorted(set(cutoffs)) or [1]
 
 
+def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
+    """How ``key`` should be written when its metric is reported in the other form (with or
+    without a cutoff), judged by the keys ``available`` (``None``: it is, for certain)."""
+    name, at, _ = key.partition("@")
+    if at:
+        if available is None or name in available:
+            return f"{name!r} has no cutoff: name it {name!r}"
+        return None
+    prefix = f"{name}@"
+    example = next((k for k in available or () if k.startswith(prefix)), f"{name}@10")
+    if available is None or example in available:
+        return (
+            f"{name!r} is reported at a cutoff: name it '{name}@K', such as {example!r} "
+            "(only metrics without a cutoff are named alone)"
+        )
+    return None
+
+
 def _shown(ids: Sequence[str]) -> str:
     more = len(ids) - _SHOWN_IDS
     listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
@@ -60,7 +78,12 @@ def _per_query(
         raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
     names, cutoffs = _metric_plan(metrics)
     run: Run = system
-    return evaluate_run(run, qrels, k_values=cutoffs, metrics=names).per_query
+    report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names)
+    for key in metrics:
+        if key not in report.metrics:
+            # The keys the plan produced instead are its own doing: name the rule, not them.
+            raise ValueError(f"metric key {key!r}: {_naming_rule(key, None)}")
+    return report.per_query
 
 
 def _paired_values(
@@ -87,9 +110,11 @@ def _paired_values(
             lacking = [q for q in query_ids if metric not in values[q]]
             if lacking:
                 available = sorted(values[lacking[0]])
+                rule = _naming_rule(metric, available)
+                hint = f"; {rule}" if rule else ""
                 raise ValueError(
                     f"system {name!r} has no {metric!r} for queries {_shown(lacking)} "
-                    f"(it has: {', '.join(available) or 'nothing'})"
+                    f"(it has: {', '.join(available) or 'nothing'}){hint}"
                 )
             paired[name][metric] = [float(values[q][metric]) for q in query_ids]
     return len(query_ids), paired

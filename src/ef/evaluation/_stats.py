@@ -5,6 +5,13 @@ order, and answers one question about their differences. The distributions come 
 ``scipy.stats`` (the optional ``stats`` extra), imported on first use so that the core stays
 scipy-free; the degenerate inputs scipy leaves undefined (every difference zero, a single
 query) are decided here, explicitly, so no NaN ever reaches a report.
+
+Differences count as *constant* when they are equal within ``1e-12 × max(1, max |value|)``,
+``value`` ranging over both systems' per-query values, and as *all zero* when that common value
+is within the same distance of 0. This departs from scipy on purpose: per-query values computed
+in floating point carry rounding noise (``0.3 - 0.2`` is ``0.09999999999999998``, not
+``0.1``), and scipy reads a spread of 1e-17 as real variance, giving a t-test p of ~1e-16 and a
+Cohen's d of ~1e15 for a system that is better by exactly 0.1 on every query.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ CORRECTIONS = ("holm", "bonferroni", "bh")
 """The multiple-testing corrections, besides ``None`` (no correction)."""
 
 _INSTALL_HINT = "pip install 'ef-evaluation[stats]'"
+_RELATIVE_TOLERANCE = 1e-12
 
 
 def _scipy() -> tuple[Any, Any]:
@@ -66,6 +74,19 @@ def _differences(system: Sequence[float], baseline: Sequence[float]) -> list[flo
     return [float(s) - float(b) for s, b in zip(system, baseline, strict=True)]
 
 
+def _constant_difference(
+    system: Sequence[float], baseline: Sequence[float], differences: Sequence[float]
+) -> float | None:
+    """The common difference when every difference is the same up to rounding noise (``0.0``
+    when that is zero), else ``None``; see the module's docstring for the tolerance."""
+    scale = max(1.0, *(abs(float(v)) for v in system), *(abs(float(v)) for v in baseline))
+    tolerance = _RELATIVE_TOLERANCE * scale
+    if max(differences) - min(differences) > tolerance:
+        return None
+    common = math.fsum(differences) / len(differences)
+    return 0.0 if abs(common) <= tolerance else common
+
+
 def _rng_option(function: Any, seed: int) -> dict[str, Any]:
     """The seeded generator under the keyword this scipy accepts (``rng`` from 1.15 on)."""
     numpy, _ = _scipy()
@@ -79,7 +100,9 @@ def paired_t_test(system: Sequence[float], baseline: Sequence[float]) -> float |
     Where scipy has no answer, the limit of the test decides: every difference zero gives
     ``1.0`` (no evidence of a difference, where scipy returns NaN); every difference the same
     non-zero amount gives ``0.0`` (the t statistic is infinite); a single query with a non-zero
-    difference gives ``None`` (no variance can be estimated from one pair).
+    difference gives ``None`` (no variance can be estimated from one pair). "The same" allows
+    for rounding noise, unlike scipy (see the module's docstring): a system better by 0.1 on
+    every query gives ``0.0`` even when some differences come out as ``0.09999999999999998``.
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
@@ -90,13 +113,16 @@ def paired_t_test(system: Sequence[float], baseline: Sequence[float]) -> float |
     0.1027
     >>> paired_t_test([0.5, 0.5], [0.5, 0.5])
     1.0
+    >>> paired_t_test([0.3, 0.2], [0.2, 0.1])  # differences 0.09999999999999998 and 0.1
+    0.0
     """
     differences = _differences(system, baseline)
-    if all(d == 0.0 for d in differences):
+    common = _constant_difference(system, baseline, differences)
+    if common == 0.0:
         return 1.0
     if len(differences) == 1:
         return None
-    if all(d == differences[0] for d in differences):
+    if common is not None:
         return 0.0
     _, stats = _scipy()
     return float(stats.ttest_rel(system, baseline).pvalue)
@@ -107,7 +133,7 @@ def wilcoxon_test(system: Sequence[float], baseline: Sequence[float]) -> float:
 
     Zero differences are dropped (Wilcoxon's own rule, scipy's default), and scipy picks the
     exact distribution or the normal approximation as it sees fit; every difference zero
-    gives ``1.0`` (where scipy divides by zero).
+    (up to rounding noise) gives ``1.0`` (where scipy divides by zero).
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
@@ -118,7 +144,7 @@ def wilcoxon_test(system: Sequence[float], baseline: Sequence[float]) -> float:
     0.0625
     """
     differences = _differences(system, baseline)
-    if all(d == 0.0 for d in differences):
+    if _constant_difference(system, baseline, differences) == 0.0:
         return 1.0
     _, stats = _scipy()
     return float(stats.wilcoxon(differences).pvalue)
@@ -143,8 +169,8 @@ def randomization_test(
     one (Smucker, Allan and Carterette, CIKM 2007). With ``2 ** n_queries <= n_permutations``
     every one of the swaps is enumerated and the p-value is exact; otherwise it is estimated
     from ``n_permutations`` random swaps drawn from ``numpy.random.default_rng(seed)``, as
-    ``(hits + 1) / (n_permutations + 1)``, so it is never 0. Identical systems, and a single
-    query, give ``1.0``.
+    ``(hits + 1) / (n_permutations + 1)``, so it is never 0. Identical systems (up to rounding
+    noise), and a single query, give ``1.0``.
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
@@ -160,8 +186,8 @@ def randomization_test(
     differences = _differences(system, baseline)
     if n_permutations < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
-    if len(differences) == 1:
-        return 1.0  # both swaps of a single pair reach the observed |difference|
+    if len(differences) == 1 or _constant_difference(system, baseline, differences) == 0.0:
+        return 1.0  # every swap reaches the observed |difference| (of one pair, or of none)
     numpy, stats = _scipy()
     result = stats.permutation_test(
         (numpy.asarray(system, dtype=float), numpy.asarray(baseline, dtype=float)),
@@ -188,9 +214,10 @@ def bootstrap_interval(
     The queries are resampled with replacement, keeping each query's pair together, and the
     interval is the percentile interval of the resampled mean differences (Efron and
     Tibshirani, 1993, chapter 13), from ``numpy.random.default_rng(seed)``. When every
-    difference is the same (identical systems give ``(0.0, 0.0)``) each resample has the same
-    mean and the interval collapses to that value. A single query with a non-zero difference
-    gives ``None``: one pair says nothing about how the difference varies.
+    difference is the same, up to rounding noise (identical systems give ``(0.0, 0.0)``), each
+    resample has the same mean and the interval collapses to the mean difference. A single
+    query with a non-zero difference gives ``None``: one pair says nothing about how the
+    difference varies.
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
@@ -212,12 +239,13 @@ def bootstrap_interval(
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence_level < 1.0:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    if all(d == 0.0 for d in differences):
+    common = _constant_difference(system, baseline, differences)
+    if common == 0.0:
         return (0.0, 0.0)
     if len(differences) == 1:
         return None
-    if all(d == differences[0] for d in differences):
-        return (differences[0], differences[0])
+    if common is not None:
+        return (common, common)
     numpy, stats = _scipy()
     result = stats.bootstrap(
         (numpy.asarray(differences),),
@@ -238,7 +266,8 @@ def cohens_d(system: Sequence[float], baseline: Sequence[float]) -> float | None
 
     Every difference zero gives ``0.0``. The effect is undefined, and ``None`` is returned,
     for a single query with a non-zero difference, or when every query differs by the same
-    non-zero amount (no spread to scale by).
+    non-zero amount (no spread to scale by) — the same up to rounding noise, so float noise
+    in the differences is not taken for a spread (see the module's docstring).
 
     :param system: the system's per-query values.
     :param baseline: the baseline's values for the same queries, in the same order.
@@ -247,17 +276,18 @@ def cohens_d(system: Sequence[float], baseline: Sequence[float]) -> float | None
 
     >>> round(cohens_d([0.5, 0.7, 0.9, 0.6], [0.4, 0.5, 0.6, 0.6]), 4)
     1.1619
+    >>> cohens_d([0.3, 0.2], [0.2, 0.1]) is None  # differences 0.09999999999999998 and 0.1
+    True
     """
     differences = _differences(system, baseline)
-    if all(d == 0.0 for d in differences):
+    common = _constant_difference(system, baseline, differences)
+    if common == 0.0:
         return 0.0
     n = len(differences)
-    if n == 1:
+    if n == 1 or common is not None:
         return None
     mean = math.fsum(differences) / n
     variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
-    if variance == 0.0:
-        return None
     return mean / math.sqrt(variance)
 
 

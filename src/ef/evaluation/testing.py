@@ -28,19 +28,19 @@ def registered_plugin(plugin: object, *, name: str | None = None) -> Iterator[st
     """Register ``plugin`` (a module, class or instance with ``@hookimpl`` functions) in-process.
 
     The installed plugins are loaded first, so ``plugin`` sees the same registry a user would;
-    it is unregistered on exit, even when the body raises. A plugin that is loaded already
-    (installed, through its entry point) is left as it is and its name is yielded.
+    it is unregistered on exit, even when the body raises. Only what this call registered is
+    removed: a plugin that is loaded already (installed, through its entry point) is left as it
+    is and its name is yielded, and so is one the host refused with a
+    :class:`~ef.evaluation.PluginWarning`.
 
     :param plugin: the object carrying the hook implementations.
     :param name: the plugin's name in :func:`ef.evaluation.list_plugins`; a unique default.
     :returns: a context manager yielding the name it was registered under.
+    :raises ValueError: if another plugin (an installed one, say) already has ``name``.
     """
-    plugin_name = name or f"test-plugin-{id(plugin):x}"
-    existing = HOST.register(plugin, plugin_name)
-    if existing is not None:
-        yield existing
-        return
+    plugin_name, added = HOST.register(plugin, name or f"test-plugin-{id(plugin):x}")
     try:
         yield plugin_name
     finally:
-        HOST.unregister(plugin_name)
+        if added:
+            HOST.unregister(plugin_name, plugin)

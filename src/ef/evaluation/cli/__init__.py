@@ -6,31 +6,52 @@ them in the order ``--help`` shows. A handler returns the exit code, and raises
 :class:`~ef.evaluation.cli._common.CliError` (or lets a library error through) to fail:
 :func:`main` turns every failure into one ``ef-eval: error: ...`` line on standard error, exit
 code 2 for a bad command line and 1 for anything else, with the traceback only under
-``--debug``. Warnings are shown as ``ef-eval: warning: ...`` lines.
+``--debug``. Warnings are shown as ``ef-eval: warning: ...`` lines. Ctrl-C at any point of
+:func:`main` — importing the commands, parsing, loading plugins, running — ends it with
+``ef-eval: interrupted`` and exit code 130, and a closed standard output is an error line, not
+a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
-from typing import TextIO
+from typing import Any, TextIO
 
-from ef.evaluation.cli import compare, demo, plugins, rag, retrieval, run
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[ModuleType, ...] = (run, retrieval, rag, compare, plugins, demo)
-"""The subcommand modules, each with ``add_parser(subparsers)``."""
 
 PROG = "ef-eval"
 _EXIT_INTERRUPTED = 130
+_STDOUT_CLOSED = "standard output is closed"
+
+
+def _commands() -> tuple[ModuleType, ...]:
+    # Imported when main() builds the parser, not with this package, so that Ctrl-C while they
+    # import is caught like Ctrl-C anywhere else in the command.
+    from ef.evaluation.cli import compare, demo, plugins, rag, retrieval, run
+
+    return (run, retrieval, rag, compare, plugins, demo)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "COMMANDS":
+        return _commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+COMMANDS: tuple[ModuleType, ...]
+"""The subcommand modules, each with ``add_parser(subparsers)``, in ``--help`` order (imported
+on first access)."""
 
 
 def _version() -> str:
@@ -55,13 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser
     )
-    for module in COMMANDS:
+    for module in _commands():
         module.add_parser(subparsers)
     return parser
 
 
+def _to_stderr(line: str) -> None:
+    # print(file=None) would write to standard output: with stderr closed, say nothing.
+    if sys.stderr is not None:
+        print(line, file=sys.stderr)
+
+
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    _to_stderr(f"{PROG}: error: {message}")
 
 
 def _describe(error: BaseException) -> str:
@@ -84,7 +111,37 @@ def _show_warning(
     file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
+    _to_stderr(f"{PROG}: warning: {message}")
+
+
+class _ClosedOutput:
+    """Standard output when the command was started without one (``ef-eval ... >&-``).
+
+    Python sets ``sys.stdout`` to None then; this stands in so that writing to it is a clear
+    :class:`CliError` rather than an AttributeError on None.
+    """
+
+    def write(self, text: str) -> int:
+        raise CliError(f"{_STDOUT_CLOSED}: nothing can be printed (use --output FILE)")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def _standard_output() -> Iterator[None]:
+    """Stand in for a closed standard output while the command runs; restored afterwards."""
+    if sys.stdout is not None:
+        yield
+        return
+    sys.stdout = _ClosedOutput()  # the part of TextIO that is used here
+    try:
+        yield
+    finally:
+        sys.stdout = None  # as the interpreter left it
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -97,9 +154,6 @@ def _run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         _error(str(error))
         return error.exit_code
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return _EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`ef-eval ... | head`): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.
@@ -115,11 +169,26 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """The parsed command line, or the exit code when it cannot be run."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CliError as error:
+        _error(str(error))
+        return error.exit_code
+    if sys.stdout is None and getattr(args, "output", None) in (None, "-"):
+        _error(f"{_STDOUT_CLOSED}: write the result to a file with --output FILE")
+        return EXIT_RUNTIME
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ef-eval`` with ``argv`` (default: the process's arguments); return the exit code.
 
     :param argv: the arguments after the program name.
-    :returns: 0 on success, 1 when the command failed, 2 for a bad command line.
+    :returns: 0 on success, 1 when the command failed, 2 for a bad command line, 130 when it
+        was interrupted (Ctrl-C).
 
     >>> main(["demo", "--k", "1", "--metrics", "ndcg,recall", "--format", "csv"])
     retriever,ndcg@1,recall@1
@@ -128,12 +197,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--k", "0"])  # the error line goes to standard error
     2
     """
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except CliError as error:
-        _error(str(error))
-        return error.exit_code
-    with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
-        return _run(args)
+        args = _parse(argv)
+        if isinstance(args, int):
+            return args
+        with warnings.catch_warnings(), _standard_output():
+            warnings.showwarning = _show_warning
+            return _run(args)
+    except KeyboardInterrupt:
+        _to_stderr(f"{PROG}: interrupted")
+        return _EXIT_INTERRUPTED
