@@ -71,7 +71,18 @@ markdown_anchor_signatures = True
 
 # The guides in reading order; the index's toctree lists those that exist, then any other page
 # of docs/ by name, so a guide still being written never breaks the build of the others.
-GUIDE_ORDER = ("demo", "beir", "remote", "trec", "compare", "rag", "plugins", "cli", "semantics")
+GUIDE_ORDER = (
+    "demo",
+    "beir",
+    "remote",
+    "journal",
+    "trec",
+    "compare",
+    "rag",
+    "plugins",
+    "cli",
+    "semantics",
+)
 
 # The modules of the API reference (docs/api/); every name of their __all__ is documented.
 REFERENCE_MODULES = ("ef.evaluation", "ef.evaluation.testing", "ef.segments", "ef.source_manager")

@@ -110,6 +110,13 @@ def test_the_script_entry_point_runs_the_command():
     assert json.loads(done.stdout)[0]["name"] == "ef.evaluation._builtins"
 
 
+def test_the_installed_ef_eval_script_is_the_entry_point_that_catches_ctrl_c():
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="ef-eval")
+    assert script.value == "ef._ef_eval:main"
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2])
 def test_a_real_sigint_at_any_moment_of_start_up_never_shows_a_traceback(delay):
     code = (
