@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,48 +21,10 @@ from ef.evaluation import read_beir, read_trec_run, write_beir, write_trec_qrels
 from ef.evaluation._atomic import is_stream, write_files_atomically
 from ef.evaluation._formats import write_text_atomically
 
+pytest_plugins = ("disk_fixtures",)  # the small_disk fixture
+
 BIG_RUN = {f"q{i}": {f"doc-{i}-{j}": 1000.0 - j for j in range(1000)} for i in range(60)}
 """A run of about 2.5 MB as text: more than the small disk holds."""
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder on a 1 MiB file system: a real tmpfs, or ENOSPC injected past 1 MiB."""
-    folder = tmp_path / "small"
-    folder.mkdir()
-    mounted = False
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        result = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
-            capture_output=True,
-            check=False,
-        )
-        mounted = result.returncode == 0
-    if not mounted:
-        _inject_enospc(folder, monkeypatch)
-    try:
-        yield folder
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(folder)], check=True)
-
-
-def _inject_enospc(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail ``os.write`` with ENOSPC once files under ``folder`` would pass 1 MiB together."""
-    real_write = os.write
-
-    def write(fd: int, data: bytes | memoryview) -> int:
-        try:
-            name = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            name = ""
-        if name.startswith(str(folder)):
-            used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
-            if used + len(data) > 1 << 20:
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, data)
-
-    monkeypatch.setattr(os, "write", write)
 
 
 def _names(folder: Path) -> list[str]:
