@@ -177,6 +177,14 @@ def test_an_edited_record_fails_its_checksum(journal: Path) -> None:
         evaluate(journal)
 
 
+def test_an_edited_header_fails_its_checksum(journal: Path) -> None:
+    edited = lines(journal)
+    edited[0] = edited[0].replace(b'"limit": 10', b'"limit": 11')
+    journal.write_bytes(b"".join(edited))
+    with pytest.raises(DatasetFormatError, match=r":1: bad journal header: its checksum does not"):
+        Journal.read_header(journal)
+
+
 def test_records_without_a_checksum_are_read(journal: Path, expected) -> None:  # type: ignore[no-untyped-def]
     # What earlier versions wrote: the same records, no "crc" member.
     stripped = [lines(journal)[0]]

@@ -46,7 +46,7 @@ _RECORD_EXPECTED = (
 
 
 # The checksum closes the line: `,"crc":N}` in records, `, "crc": N}` in the header.
-_CRC = re.compile(rb',\s?"crc":\s?(\d{1,10})\}[ \t\r]*\Z')
+_CRC = re.compile(rb',\s?"crc":\s?(\d{1,10})\}[ \t\r\n]*\Z')
 
 
 def _with_crc(line: str, separator: str) -> str:
