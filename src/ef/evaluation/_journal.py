@@ -24,10 +24,8 @@ Reading — :func:`journal_to_trec_run`, :meth:`Journal.read_header` — never m
 from __future__ import annotations
 
 import contextlib
-import datetime
 import errno
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,7 +62,10 @@ class _Lock:
     """
 
     def __init__(self, journal: Path) -> None:
-        import fcntl  # POSIX only; imported here so that importing the package stays cheap
+        # Imported here so that importing the package stays cheap; fcntl is POSIX only.
+        import datetime
+        import fcntl
+        import socket
 
         self.path = journal.with_name(journal.name + ".lock")
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
