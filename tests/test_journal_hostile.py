@@ -21,7 +21,7 @@ from ef.evaluation import (
     journal_to_trec_run,
     read_trec_run,
 )
-from ef.evaluation._journal import Journal
+from ef.evaluation._journal import Journal, JournalEntry
 from ef.segments import Segment
 from ef.source_manager import SearchHit
 
@@ -203,8 +203,47 @@ def test_a_whole_last_record_without_its_newline_is_kept(journal: Path, expected
     again = Counting()
     assert same_report(evaluate(journal, again), expected)
     assert again.calls == {}
-    assert journal.read_bytes().endswith(b"}\n")
-    assert [json.loads(line)["query_id"] for line in lines(journal)[1:]] == list(QRELS)
+    # The next record starts on a line of its own.
+    _append(journal, JournalEntry("extra", ("d1",)))
+    assert [json.loads(line)["query_id"] for line in lines(journal)[1:]] == [*QRELS, "extra"]
+
+
+def test_a_cut_record_is_cut_off_before_the_next_one(journal: Path) -> None:
+    journal.write_bytes(journal.read_bytes()[:-20])
+    _append(journal, JournalEntry("extra", ("d1",)))
+    assert [json.loads(line)["query_id"] for line in lines(journal)[1:]] == [
+        *list(QRELS)[:-1],
+        "extra",
+    ]
+
+
+def _append(path: Path, entry: JournalEntry) -> None:
+    header = Journal.read_header(path)
+    opened = Journal(path, fingerprint=header["fingerprint"], limit=header["limit"], retriever="r")
+    opened.append(entry)
+    opened.close()
+
+
+def test_a_finished_journal_is_rescored_on_a_read_only_disk(journal: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    shutil.copy(journal, folder / "journal.jsonl")
+    # Cut off its last newline too: reading it needs no repair.
+    (folder / "journal.jsonl").write_bytes(journal.read_bytes().rstrip(b"\n"))
+    mounted = _read_only_mount(folder)
+    try:
+        again = Counting()
+        rescored = evaluate_retrieval(
+            again,
+            QRELS,
+            QUERIES,
+            k_values=(3,),
+            metrics=("recall",),
+            journal=folder / "journal.jsonl",
+        )
+        assert again.calls == {} and rescored.n_queries == N
+    finally:
+        _undo_read_only(folder, mounted)
 
 
 # reading never modifies

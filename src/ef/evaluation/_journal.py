@@ -10,9 +10,10 @@ holds the format and checks every record read back).
 No finished query is lost, and none is retrieved twice:
 
 - a crash that cut the last record mid-line leaves it out (the query is retrieved again), and
-  the writer cuts it off before appending; a whole last record that lost only its newline is
+  the writer cuts it off before it appends; a whole last record that lost only its newline is
   kept; a file holding only the start of a header (a kill before anything was journaled) is
-  started afresh;
+  started afresh. Repairs wait for the first record appended, so a finished journal can be
+  re-scored where it cannot be written;
 - a process writing a journal holds an exclusive lock on ``<journal>.lock``, which names it
   (pid and host): a second evaluation on the same journal is refused instead of retrieving
   everything again beside it;
@@ -58,34 +59,28 @@ class _Lock:
     """An exclusive ``flock`` on ``<journal>.lock``, which holds who took it.
 
     The file is removed on release. A taker checks, once it holds the lock, that the name still
-    leads to the file it locked: a releasing holder may have removed it in between.
+    leads to the file it locked: a releasing holder may have removed it in between. Where no
+    lock file can be made (a read-only folder, to re-score a finished journal), the journal
+    itself is locked, without saying who holds it.
     """
 
     def __init__(self, journal: Path) -> None:
         # Imported here so that importing the package stays cheap; fcntl is POSIX only.
         import datetime
-        import fcntl
         import socket
 
-        self.path = journal.with_name(journal.name + ".lock")
+        self.journal = journal
+        self.path: Path | None = journal.with_name(journal.name + ".lock")
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         while True:
-            fd = os.open(self.path, flags, 0o666)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip()
-                os.close(fd)
-                raise BlockingIOError(
-                    errno.EWOULDBLOCK,
-                    "the journal is in use by another evaluation "
-                    f"({holder or 'a process starting up'}; lock file {self.path}); wait for "
-                    "it to finish, or give this evaluation another journal",
-                    os.fspath(journal),
-                ) from None
-            except BaseException:
-                os.close(fd)
-                raise
+                fd = os.open(self.path, flags, 0o666)
+            except OSError as error:
+                if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+                self.fd = self._lock_the_journal(error)
+                return
+            self._take(fd)
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path))
             except FileNotFoundError:
@@ -99,9 +94,40 @@ class _Lock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, holder.encode("utf-8", "replace"), 0)
 
+    def _lock_the_journal(self, error: OSError) -> int:
+        self.path = None
+        try:
+            fd = os.open(self.journal, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise error from None
+        self._take(fd)
+        return fd
+
+    def _take(self, fd: int) -> None:
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip()
+            if self.path is None or not holder:
+                holder = "a process that has not said who it is"
+            os.close(fd)
+            where = f"; lock file {self.path}" if self.path is not None else ""
+            raise BlockingIOError(
+                errno.EWOULDBLOCK,
+                f"the journal is in use by another evaluation ({holder}{where}); wait for it "
+                "to finish, or give this evaluation another journal",
+                os.fspath(self.journal),
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+
     def release(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
         os.close(self.fd)
 
 
@@ -126,6 +152,10 @@ class Journal:
         self.retriever = redact_url(retriever)
         self.entries: dict[str, JournalEntry] = {}
         self._fd: int | None = None
+        # A repair the file needs before the next record (a newline to finish the last line,
+        # or the length to cut a cut-off record back to): made only when something is written,
+        # so that a finished journal can be re-scored where it cannot be written.
+        self._repair: bytes | int = b""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock: _Lock | None = _Lock(self.path)
         try:
@@ -161,16 +191,14 @@ class Journal:
         header = parse_header(self.path, data if end < 0 else data[: end + 1])
         self._check(header)
         if end < 0:
-            self._append_bytes(b"\n", what="the header")  # a header that lost its newline
+            self._repair = b"\n"  # a header that lost its newline
             return
         records = parse_records(self.path, data, end + 1, self.limit)
         self.entries = records.entries
         if records.tail_entry is not None:
-            self._append_bytes(b"\n", what=f"query {records.tail_entry.query_id!r}")
+            self._repair = b"\n"  # a whole last record that lost its newline
         elif records.tail:
-            # A crash cut the last record off mid-line: drop it so appends start clean.
-            with self._errors_named("the cut-off last record"):
-                os.truncate(self.path, records.complete)
+            self._repair = records.complete  # a record cut off mid-line: dropped
 
     def _start(self) -> None:
         line = header_line(self.fingerprint, self.limit, self.retriever)
@@ -229,13 +257,17 @@ class Journal:
             if self._fd is None:
                 flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
                 self._fd = os.open(self.path, flags)
+            if isinstance(self._repair, int):
+                os.ftruncate(self._fd, self._repair)
+                self._repair = b""
             size = os.fstat(self._fd).st_size
             try:
-                _write_all(self._fd, data)
+                _write_all(self._fd, self._repair + data)
             except OSError:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, size)  # no partial record left behind
                 raise
+            self._repair = b""
 
     def close(self) -> None:
         """Close the file and release the lock."""
