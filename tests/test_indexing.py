@@ -211,8 +211,8 @@ def test_bm25_agrees_with_a_written_out_bm25(documents: list[list[str]], query: 
     assert {hit.segment.source_id for hit in hits} == set(expected)
     for hit in hits:
         assert hit.score == pytest.approx(expected[hit.segment.source_id], rel=1e-5)
-    order = [(-hit.score, int(hit.segment.source_id[1:])) for hit in hits]
-    assert order == sorted(order)  # best first, ties in corpus order
+    order = [(-hit.score, -int(hit.segment.source_id[1:])) for hit in hits]
+    assert order == sorted(order)  # best first, ties by doc id descending (trec_eval's order)
 
 
 def test_bm25_stems_and_drops_stop_words() -> None:

@@ -159,8 +159,22 @@ def _corpus_digest(segments: Sequence[Segment]) -> str:
     return digest.hexdigest()[:12]
 
 
-def _top(scores: Any, limit: int, *, positive_only: bool) -> list[tuple[int, float]]:
-    """The ``limit`` best ``(position, score)`` pairs, score descending, ties by position."""
+def _tie_order(segments: Sequence[Segment]) -> Any:
+    """Each segment's place among tied scores: source doc id descending, then corpus order.
+
+    That is trec_eval's order for tied scores (doc id descending, byte-wise, which is Python's
+    order for ``str``), so a run saved from these hits keeps its scores and still reads back as
+    the ranking that was evaluated.
+    """
+    numpy = importlib.import_module("numpy")
+    ids = sorted({segment.source_id for segment in segments}, reverse=True)
+    place = {doc_id: rank for rank, doc_id in enumerate(ids)}
+    return numpy.array([place[segment.source_id] for segment in segments], dtype=numpy.int64)
+
+
+def _top(scores: Any, limit: int, *, ties: Any, positive_only: bool) -> list[tuple[int, float]]:
+    """The ``limit`` best ``(position, score)`` pairs, score descending, ties by ``ties``
+    ascending (then by position)."""
     numpy = importlib.import_module("numpy")
     if limit <= 0 or len(scores) == 0:
         return []
@@ -170,7 +184,7 @@ def _top(scores: Any, limit: int, *, positive_only: bool) -> list[tuple[int, flo
         candidates = numpy.flatnonzero(scores >= threshold)
     else:
         candidates = numpy.arange(len(scores))
-    order = candidates[numpy.lexsort((candidates, -scores[candidates]))][:limit]
+    order = candidates[numpy.lexsort((candidates, ties[candidates], -scores[candidates]))][:limit]
     return [(int(i), float(scores[i])) for i in order if not positive_only or float(scores[i]) > 0]
 
 
@@ -204,6 +218,7 @@ class Bm25Index:
         tokens = self._tokenizer.tokenize(
             [segment.text for segment in self.segments], show_progress=False, return_as="ids"
         )
+        self._ties = _tie_order(self.segments)
         self._bm25 = bm25s.BM25()
         if self.segments:
             self._bm25.index(tokens, show_progress=False)
@@ -215,7 +230,10 @@ class Bm25Index:
         return f"<Bm25Index of {len(self.segments)} segments>"
 
     def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
-        """The ``limit`` best-scoring segments for ``query``, best first; ties by corpus order.
+        """The ``limit`` best-scoring segments for ``query``, best first.
+
+        Tied scores come in trec_eval's order, source doc id descending (then corpus order), so
+        a run file saved with these scores reads back as the same ranking.
 
         :param query: the query text.
         :param limit: the most hits to return.
@@ -232,7 +250,7 @@ class Bm25Index:
         scores = self._bm25.get_scores(ids)
         return [
             SearchHit(self.segments[i], score)
-            for i, score in _top(scores, limit, positive_only=True)
+            for i, score in _top(scores, limit, ties=self._ties, positive_only=True)
         ]
 
 
@@ -320,6 +338,7 @@ class DenseIndex:
         self.segments: tuple[Segment, ...] = tuple(segments)
         self.retriever_id = f"{name}(corpus={_corpus_digest(self.segments)})"
         self._model = _load_model(model) if isinstance(model, str) else model
+        self._ties = _tie_order(self.segments)
         if self.segments:
             self._vectors = self._encode([segment.text for segment in self.segments])
         else:
@@ -341,7 +360,9 @@ class DenseIndex:
         return f"<DenseIndex of {len(self.segments)} segments>"
 
     def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
-        """The ``limit`` segments most similar to ``query``, best first; ties by corpus order.
+        """The ``limit`` segments most similar to ``query``, best first.
+
+        Tied scores come in trec_eval's order, source doc id descending (then corpus order).
 
         :param query: the query text.
         :param limit: the most hits to return.
@@ -351,7 +372,7 @@ class DenseIndex:
         scores = self._vectors @ self._encode([query])[0]
         return [
             SearchHit(self.segments[i], score)
-            for i, score in _top(scores, limit, positive_only=False)
+            for i, score in _top(scores, limit, ties=self._ties, positive_only=False)
         ]
 
 

@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ef.evaluation._atomic import TextSink, write_files_atomically
 from ef.evaluation._builtin_datasets import resolve_builtin
 from ef.evaluation._formats import (
     DatasetFormatError,
@@ -16,7 +17,6 @@ from ef.evaluation._formats import (
     format_number,
     json_type,
     open_text,
-    write_text_atomically,
 )
 from ef.evaluation._trec import read_trec_qrels
 from ef.evaluation._types import Corpus, Qrels, Queries
@@ -249,16 +249,19 @@ def write_beir(directory: PathArg, corpus: Corpus, queries: Queries, qrels: Qrel
     qrels TSV starts with the ``query-id corpus-id score`` header; whole-number grades are
     written without a decimal point (``1.0`` as ``1``, as BEIR's own loader expects), others
     exactly. A query whose judgements are empty writes no row, so it does not come back.
-    Everything is checked before anything is written, and each file is replaced only once
-    complete, so an error never leaves a half-written dataset.
+    Everything is checked before anything is written, and the three files replace the old ones
+    only once all three are complete (see :func:`~ef.evaluation._atomic.write_text_atomically`),
+    so an error — a full disk included — never leaves a half-written or mixed dataset.
 
     :param directory: the output directory — created if absent.
     :param corpus: the documents — ``{doc_id: text}``.
     :param queries: the queries — ``{query_id: query_text}``.
     :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``.
     :raises ValueError: for a qrels id holding a tab, newline or carriage return (TSV cannot
-        represent it), or a grade that is not finite.
+        represent it), a grade that is not finite, or an id or text holding a lone surrogate
+        (UTF-8 cannot encode it).
     :raises TypeError: for an id or text that is not a string.
+    :raises OSError: naming the file that could not be written.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -272,20 +275,34 @@ def write_beir(directory: PathArg, corpus: Corpus, queries: Queries, qrels: Qrel
     _check_qrels(qrels)
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
+    write_files_atomically(
+        [
+            (root / "corpus.jsonl", lambda out: _write_corpus(out, corpus)),
+            (root / "queries.jsonl", lambda out: _write_queries(out, queries)),
+            (root / "qrels.tsv", lambda out: _write_qrels(out, qrels)),
+        ]
+    )
+
+
+def _write_corpus(out: TextSink, corpus: Corpus) -> None:
     dumps = json.dumps
-    with write_text_atomically(root / "corpus.jsonl") as out:
-        for doc_id, text in corpus.items():
-            out.write(dumps({"_id": doc_id, "title": "", "text": text}, ensure_ascii=False))
-            out.write("\n")
-    with write_text_atomically(root / "queries.jsonl") as out:
-        for query_id, text in queries.items():
-            out.write(dumps({"_id": query_id, "text": text}, ensure_ascii=False))
-            out.write("\n")
-    with write_text_atomically(root / "qrels.tsv") as out:
-        out.write("\t".join(_QRELS_HEADER) + "\n")
-        for query_id, judgements in qrels.items():
-            for doc_id, grade in judgements.items():
-                out.write(f"{query_id}\t{doc_id}\t{format_number(grade)}\n")
+    for doc_id, text in corpus.items():
+        out.write(dumps({"_id": doc_id, "title": "", "text": text}, ensure_ascii=False))
+        out.write("\n")
+
+
+def _write_queries(out: TextSink, queries: Queries) -> None:
+    dumps = json.dumps
+    for query_id, text in queries.items():
+        out.write(dumps({"_id": query_id, "text": text}, ensure_ascii=False))
+        out.write("\n")
+
+
+def _write_qrels(out: TextSink, qrels: Qrels) -> None:
+    out.write("\t".join(_QRELS_HEADER) + "\n")
+    for query_id, judgements in qrels.items():
+        for doc_id, grade in judgements.items():
+            out.write(f"{query_id}\t{doc_id}\t{format_number(grade)}\n")
 
 
 def _check_texts(records: Mapping[str, str], name: str, kind: str) -> None:
@@ -296,6 +313,19 @@ def _check_texts(records: Mapping[str, str], name: str, kind: str) -> None:
             raise TypeError(
                 f"{name}: text of {kind} {record_id!r} is {type(text).__name__}; expected str"
             )
+        _check_encodable(record_id, f"{name}: {kind} id {record_id!r}")
+        _check_encodable(text, f"{name}: text of {kind} {record_id!r}")
+
+
+def _check_encodable(value: str, what: str) -> None:
+    """Refuse a string holding a lone UTF-16 surrogate: UTF-8 cannot write it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(value[error.start])
+        raise ValueError(
+            f"{what} holds a lone surrogate (\\u{code:04x}); expected text UTF-8 can encode"
+        ) from None
 
 
 def _check_qrels(qrels: Qrels) -> None:
@@ -313,6 +343,7 @@ def _check_qrels(qrels: Qrels) -> None:
 def _check_tsv_id(value: str, what: str) -> None:
     if type(value) is not str:
         raise TypeError(f"qrels: {what} {value!r} is not a string; expected str ids")
+    _check_encodable(value, f"qrels: {what} {value!r}")
     if any(breaker in value for breaker in _TSV_BREAKERS):
         raise ValueError(
             f"qrels: {what} {value!r} cannot be written to a TSV file; "

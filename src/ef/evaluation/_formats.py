@@ -11,11 +11,11 @@ import contextlib
 import gzip
 import io
 import os
-import secrets
 import zlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import IO
+
+from ef.evaluation._atomic import write_text_atomically
 
 __all__ = [
     "READ_ERRORS",
@@ -188,46 +188,6 @@ def format_number(value: float) -> str:
     if number.is_integer() and abs(number) < 2**53:
         return str(int(number))
     return repr(number)
-
-
-@contextlib.contextmanager
-def write_text_atomically(path: PathArg) -> Iterator[IO[str]]:
-    """Write a text file as UTF-8 with ``"\\n"`` line ends, all or nothing.
-
-    The text goes to a temporary file next to ``path``, which replaces ``path`` only when the
-    block finishes without an error, so a failure halfway (a bad id found late, a full disk)
-    never leaves a truncated file behind. A name ending in ``.gz`` is written gzip-compressed,
-    reproducibly (no timestamp in the header).
-
-    :param path: the file to create or replace; its directory must exist.
-
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp, "out.txt")
-    ...     with write_text_atomically(path) as out:
-    ...         _ = out.write("done\\n")
-    ...     print(repr(path.read_text()))
-    'done\\n'
-    """
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        # "x" rather than mkstemp: the file gets the usual permissions (umask), not 0600.
-        with open(temporary, "xb") as raw:
-            if target.name.endswith(".gz"):
-                with (
-                    gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as zipped,
-                    io.TextIOWrapper(zipped, encoding="utf-8", newline="\n") as text,
-                ):
-                    yield text
-            else:
-                with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
-                    yield text
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
 
 
 def json_type(value: object) -> str:

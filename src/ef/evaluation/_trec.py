@@ -14,8 +14,9 @@ import warnings
 from collections.abc import Mapping, Sequence, Sized
 from itertools import islice
 from operator import gt
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
+from ef.evaluation._atomic import TextSink
 from ef.evaluation._formats import (
     READ_ERRORS,
     DatasetFormatError,
@@ -309,14 +310,17 @@ def write_trec_run(path: PathArg, run: Run, *, tag: str = "ef") -> None:
     strictly decreasing scores ``n, n-1, …, 1``, so trec_eval, which orders by score, reads back
     exactly the given order; a doc id repeated in a ranking keeps its first place only (trec_eval
     refuses duplicates). A query with nothing retrieved writes no line. The file is replaced only
-    once fully written; a name ending in ``.gz`` is gzip-compressed.
+    once fully written (a FIFO or a standard stream is written directly; see
+    :func:`~ef.evaluation._atomic.write_text_atomically`); a name ending in ``.gz`` is
+    gzip-compressed.
 
     :param path: the file to write; its directory must exist.
     :param run: ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``.
     :param tag: the run name for the last column.
-    :raises ValueError: for an id or tag that is empty or contains whitespace (it would split
-        into more columns), or a score that is not finite.
+    :raises ValueError: for an id or tag that is empty, contains whitespace (it would split
+        into more columns) or a lone surrogate, or a score that is not finite.
     :raises TypeError: if a query's value is a bare string rather than a list of ids.
+    :raises OSError: naming ``path`` when it cannot be written; an existing file is then kept.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -353,12 +357,14 @@ def write_trec_qrels(path: PathArg, qrels: Qrels) -> None:
     Whole-number grades are written without a decimal point (``1.0`` as ``1``), the form
     trec_eval and pytrec_eval expect; other grades keep their exact ``repr``, so
     :func:`read_trec_qrels` reads back the same floats. Queries and docs keep their mapping
-    order. A name ending in ``.gz`` is gzip-compressed.
+    order. The file is replaced only once fully written; a name ending in ``.gz`` is
+    gzip-compressed.
 
     :param path: the file to write; its directory must exist.
     :param qrels: ``{query_id: {doc_id: grade}}``.
-    :raises ValueError: for an id that is empty or contains whitespace, or a grade that is not
-        finite.
+    :raises ValueError: for an id that is empty or contains whitespace or a lone surrogate, or a
+        grade that is not finite.
+    :raises OSError: naming ``path`` when it cannot be written; an existing file is then kept.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -377,7 +383,7 @@ def write_trec_qrels(path: PathArg, qrels: Qrels) -> None:
                 out.write(f"{qid} 0 {doc} {_format_number(grade, f'grade of {doc!r}', qid)}\n")
 
 
-def _keep_leading_bom(out: IO[str], table: Mapping[str, Sized]) -> None:
+def _keep_leading_bom(out: TextSink, table: Mapping[str, Sized]) -> None:
     """Write a byte-order mark if the file's first line will start with U+FEFF: the readers
     drop one at the start of a file, so the query id's own U+FEFF comes back."""
     first = next((qid for qid, lines in table.items() if len(lines)), "")
@@ -386,13 +392,20 @@ def _keep_leading_bom(out: IO[str], table: Mapping[str, Sized]) -> None:
 
 
 def _check_token(value: str, what: str, qid: str | None = None) -> None:
-    """Refuse a value that would not come back as exactly one whitespace-separated column."""
+    """Refuse a value that would not come back as exactly one whitespace-separated column, or
+    that UTF-8 cannot encode (a lone surrogate)."""
+    where = f"query {qid!r}: " if qid is not None else ""
     if value.split() != [value]:
-        where = f"query {qid!r}: " if qid is not None else ""
         raise ValueError(
             f"{where}{what} {value!r} cannot be written to a TREC file; "
             "expected a non-empty id without whitespace"
         )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"{where}{what} {value!r} holds a lone surrogate; expected text UTF-8 can encode"
+        ) from None
 
 
 def _format_number(number: float, what: str, qid: str) -> str:

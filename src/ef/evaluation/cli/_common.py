@@ -2,8 +2,9 @@
 
 A subcommand builds a :class:`Table` (what a person reads) and a JSON-ready value (what a program
 reads), then hands both to :func:`emit`, which renders the one ``--format`` asks for and writes
-it to ``--output`` or standard output. Anything that should end the command with a one-line
-message raises :class:`CliError`.
+it to ``--output`` or standard output — with URL passwords hidden, as strict JSON, never over one
+of the command's inputs, and all at once (see :mod:`ef.evaluation.cli._output`). Anything that
+should end the command with a one-line message raises :class:`CliError`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeAlias
@@ -20,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeAlias
 import attrs
 
 from ef.evaluation import RetrievalEvalReport
+from ef.evaluation.cli._output import json_text, overwritten_input, redact, write_text
 
 if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -36,6 +36,7 @@ __all__ = [
     "add_metric_options",
     "add_output_options",
     "check_names",
+    "check_outputs",
     "emit",
     "format_cell",
     "parse_cutoffs",
@@ -316,6 +317,7 @@ def render_text(table: Table, data: Any, output_format: str) -> str:
     :param table: what the markdown and CSV formats show.
     :param data: the JSON-ready value the JSON format shows.
     :param output_format: ``json``, ``markdown`` or ``csv``.
+    :raises CliError: for JSON holding a NaN or an infinity (JSON has neither), naming where.
 
     >>> print(render_text(Table("t", ["run", "ndcg@10"], [["bm25", 0.63093]]), {}, "markdown"))
     | run | ndcg@10 |
@@ -324,7 +326,10 @@ def render_text(table: Table, data: Any, output_format: str) -> str:
     <BLANKLINE>
     """
     if output_format == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        try:
+            return json_text(data)
+        except ValueError as error:
+            raise CliError(str(error)) from error
     if output_format == "markdown":
         return _markdown(table)
     if output_format == "csv":
@@ -337,20 +342,60 @@ def _is_terminal(stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
-def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
+def _redacted(table: Table) -> Table:
+    """``table`` with the password of every URL in its title, columns and cells hidden."""
+    rows = [[redact(cell) for cell in row] for row in table.rows]
+    return Table(redact(table.title), redact(list(table.columns)), rows)
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str] = ()) -> None:
+    """Refuse, before anything runs, an output that would replace an input or another output.
+
+    :param outputs: each output option (``"--output"``) and its path, or None when not given.
+    :param inputs: the command's input files and folders, as given.
+    :raises CliError: a usage error naming both.
+
+    >>> check_outputs({"--output": "qrels.txt"}, ["./qrels.txt"])
+    Traceback (most recent call last):
+    ...
+    ef.evaluation.cli._common.CliError: --output qrels.txt would replace the input ./qrels.txt; \
+write to another file
+    """
+    given = [(o, path) for o, path in outputs.items() if path is not None and path != "-"]
+    for index, (option, path) in enumerate(given):
+        clash = overwritten_input(path, inputs)
+        if clash is not None:
+            raise CliError(
+                f"{option} {path} would replace the input {clash}; write to another file",
+                exit_code=EXIT_USAGE,
+            )
+        for other, other_path in given[index + 1 :]:
+            if overwritten_input(path, [other_path]) is not None:
+                raise CliError(
+                    f"{option} and {other} name the same file ({path}); give each its own",
+                    exit_code=EXIT_USAGE,
+                )
+
+
+def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[str] = ()) -> None:
     """Write the result in ``args.format`` to ``args.output`` or standard output.
 
-    The file is written only once everything is rendered, so a failure leaves no partial file.
-    The terminal table gets colours only when it goes to a terminal.
+    The password of every URL is hidden, in the table and in the JSON alike. A file is written
+    only once everything is rendered, all at once, so a failure leaves the old file (or none);
+    an output that is one of ``inputs`` is refused. The terminal table gets colours only when
+    it goes to a terminal.
 
     :param args: the parsed command line (``format``, ``output``).
     :param table: what the table, markdown and CSV formats show.
     :param data: what the JSON format shows.
-    :raises CliError: if the output file cannot be written.
+    :param inputs: the command's input files and folders, which ``--output`` may not replace.
+    :raises CliError: if the output file cannot be written, or is an input.
     """
     from ef.evaluation.cli import _terminal
 
     output = None if args.output == "-" else args.output
+    check_outputs({"--output": output}, inputs)
+    table, data = _redacted(table), redact(data)
     if args.format == "table":
         if output is None:
             _terminal.print_table(table, sys.stdout, terminal=_is_terminal(sys.stdout))
@@ -363,17 +408,18 @@ def emit(args: argparse.Namespace, table: Table, data: Any) -> None:
     write_output(output, text)
 
 
-def write_output(output: str | None, text: str) -> None:
+def write_output(output: str | None, text: str, *, inputs: Iterable[str] = ()) -> None:
     """Write ``text`` to the file ``output``, or to standard output for ``None`` or ``"-"``.
 
-    :raises CliError: if the file cannot be written.
+    A file is replaced all at once (a failure keeps the old one); a FIFO or ``/dev/stdout`` is
+    written as a stream.
+
+    :param inputs: the command's input files and folders, which ``output`` may not replace.
+    :raises CliError: if the file cannot be written, or is one of ``inputs``.
     """
-    if output is None or output == "-":
-        sys.stdout.write(text)
-        return
+    check_outputs({"--output": output}, inputs)
     try:
-        with open(output, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        write_text(output, text)
     except OSError as error:
         reason = error.strerror or str(error)
-        raise CliError(f"cannot write {os.fspath(output)}: {reason}") from error
+        raise CliError(f"cannot write {output}: {reason}") from error

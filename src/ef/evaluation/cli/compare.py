@@ -308,5 +308,5 @@ def handle(args: argparse.Namespace) -> int:
         text = report.to_latex()
     else:
         text = _csv(report)
-    write_output(args.output, text)
+    write_output(args.output, text, inputs=args.inputs)
     return 0

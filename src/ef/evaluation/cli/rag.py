@@ -157,5 +157,6 @@ def handle(args: argparse.Namespace) -> int:
     report = _evaluate(args.samples, samples, **options)
     title = f"RAG metrics over {report.n_samples} samples from {Path(args.samples).name}"
     lines = [number for number, _ in samples]
-    emit(args, rag_table(title, report, lines, per_query=args.per_query), report.to_dict())
+    table = rag_table(title, report, lines, per_query=args.per_query)
+    emit(args, table, report.to_dict(), inputs=[args.samples])
     return 0

@@ -4,31 +4,32 @@ The dataset is anything a registered reader reads (a BEIR folder by default, or
 ``builtin:NAME``). The retriever is named by ``--retriever``, resolved by
 :func:`resolve_retriever`; the evaluation is :func:`~ef.evaluation.evaluate_retrieval` with the
 runner's options as flags. On a terminal a progress bar on standard error shows the queries
-done, the rate, the failures and the running NDCG@10; anywhere else nothing is drawn.
+done, the rate, the failures and the running NDCG@10; anywhere else nothing is drawn. What the
+command writes — the report, ``--save-run``, the failures — and what it keeps when a step fails
+is in :mod:`ef.evaluation.cli._retrieval_outputs`.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import re
 import sys
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
     Corpus,
-    Progress,
+    IncompleteEvaluationWarning,
     evaluate_retrieval,
-    journal_to_trec_run,
     read_dataset,
     registry,
 )
 from ef.evaluation._builtin_datasets import resolve_builtin
+from ef.evaluation._redact import redact_url
 from ef.evaluation._retrieval import DEFAULT_K_VALUES
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
@@ -36,14 +37,15 @@ from ef.evaluation.cli._common import (
     add_metric_options,
     add_output_options,
     check_names,
+    check_outputs,
     emit,
     retrieval_options,
     retrieval_table,
 )
+from ef.evaluation.cli._progress import progress_bar, status, stderr_is_terminal
+from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "progress_bar", "resolve_retriever"]
@@ -264,77 +266,9 @@ def resolve_retriever(
         obj = _import_object(spec)
         return obj(corpus) if isinstance(obj, type) else obj
     raise CliError(
-        f"unknown retriever {spec!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
+        f"unknown retriever {redact_url(spec)!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
         exit_code=EXIT_USAGE,
     )
-
-
-def _stderr_is_terminal() -> bool:
-    isatty = getattr(sys.stderr, "isatty", None)
-    return bool(isatty and isatty())
-
-
-@contextlib.contextmanager
-def _status(message: str, *, show: bool) -> Iterator[None]:
-    """A spinner with ``message`` on standard error while the block runs (terminal only)."""
-    if not show:
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(message):
-        yield
-
-
-@contextlib.contextmanager
-def progress_bar(
-    *, show: bool, console: Console | None = None
-) -> Iterator[Callable[[Progress], None] | None]:
-    """A ``progress=`` callback drawing a bar, or None when not shown.
-
-    The bar shows the queries done out of the total, queries per second, the failures (when
-    there are any) and the running primary metric (NDCG@10).
-
-    :param show: whether to draw at all.
-    :param console: where to draw; standard error by default.
-    """
-    if not show:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as RichProgress
-
-    bar = RichProgress(
-        TextColumn("queries"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TextColumn("{task.fields[failed]}"),
-        TextColumn("{task.fields[metric]}"),
-        TimeElapsedColumn(),
-        console=console or Console(stderr=True),
-    )
-    task = bar.add_task("queries", total=None, rate="", failed="", metric="")
-
-    def update(progress: Progress) -> None:
-        rate = progress.done / progress.elapsed if progress.elapsed > 0 else 0.0
-        metric = (
-            f"{progress.primary_name} {progress.primary:.4f}"
-            if progress.primary is not None and progress.primary_name
-            else ""
-        )
-        bar.update(
-            task,
-            completed=progress.done,
-            total=progress.total,
-            rate=f"{rate:.1f} q/s",
-            failed=f"{progress.failed} failed" if progress.failed else "",
-            metric=metric,
-        )
-
-    with bar:
-        yield update
 
 
 def _http_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -347,8 +281,22 @@ def _http_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _check_folders(args: argparse.Namespace) -> None:
+    """Refuse, before retrieving anything, an output whose folder does not exist."""
+    for path in (args.output, args.save_run):
+        if path is None or path == "-":
+            continue
+        folder = os.path.dirname(os.path.realpath(path))
+        if not os.path.isdir(folder):
+            raise CliError(f"cannot write {path}: the folder {folder} does not exist")
+
+
 def handle(args: argparse.Namespace) -> int:
-    """Read the dataset, build the retriever, evaluate it and print the metrics."""
+    """Read the dataset, build the retriever, evaluate it and print the metrics.
+
+    The report is written first; ``--save-run`` after it, from the journal (see
+    :mod:`ef.evaluation.cli._retrieval_outputs`).
+    """
     check_names(args.metrics, registry().metrics, "metric")
     check_names([args.reader], registry().readers, "dataset reader")
     if args.overlap >= args.segment_size:
@@ -356,11 +304,15 @@ def handle(args: argparse.Namespace) -> int:
             f"--overlap ({args.overlap}) must be smaller than --segment-size ({args.segment_size})",
             exit_code=EXIT_USAGE,
         )
-    corpus, queries, qrels = read_dataset(resolve_builtin(args.dataset), reader=args.reader)
-    show = _stderr_is_terminal() and not args.no_progress
+    source = resolve_builtin(args.dataset)
+    outputs = {"--output": args.output, "--save-run": args.save_run, "--journal": args.journal}
+    check_outputs(outputs, [os.fspath(source)])
+    _check_folders(args)
+    corpus, queries, qrels = read_dataset(source, reader=args.reader)
+    show = stderr_is_terminal() and not args.no_progress
     needs_index = args.retriever == "bm25" or args.retriever.startswith("st:")
     message = f"indexing {len(corpus)} documents with {args.retriever}"
-    with _status(message, show=show and needs_index):
+    with status(message, show=show and needs_index):
         try:
             retriever = resolve_retriever(
                 args.retriever,
@@ -370,19 +322,16 @@ def handle(args: argparse.Namespace) -> int:
                 http_options=_http_options(args),
             )
         except ImportError as error:
-            raise CliError(f"--retriever {args.retriever}: {error}") from error
+            raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
     limit = args.limit
     if limit is None and needs_index:
         # A long document's segments can fill several of the first places, and the ranking is
         # de-duplicated to documents before it is scored: retrieve enough segments.
         limit = SEGMENTS_PER_CUTOFF * max(args.k or DEFAULT_K_VALUES)
-    with contextlib.ExitStack() as stack:
-        journal = args.journal
-        if journal is None and args.save_run is not None:
-            # The journal holds each query's ranking and scores: the run file is written from it.
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ef-eval-"))
-            journal = os.path.join(folder, "journal.jsonl")
-        progress = stack.enter_context(progress_bar(show=show))
+    journal = RunJournal(args.journal, args.save_run)
+    with journal.evaluating(), progress_bar(show=show) as progress, warnings.catch_warnings():
+        # The library's warning speaks of report.failures: the CLI says it in its own terms.
+        warnings.simplefilter("ignore", IncompleteEvaluationWarning)
         report = evaluate_retrieval(
             retriever,
             qrels,
@@ -394,10 +343,9 @@ def handle(args: argparse.Namespace) -> int:
             retries=args.retries,
             on_error=args.on_error,
             progress=progress,
-            journal=journal,
+            journal=journal.path,
         )
-        if args.save_run is not None and journal is not None:
-            journal_to_trec_run(journal, args.save_run, tag=_run_tag(args.retriever))
+    warn_failures(report, output_format=args.format)
     title = (
         f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus):,} documents, "
         f"{report.n_queries} queries"
@@ -405,7 +353,13 @@ def handle(args: argparse.Namespace) -> int:
     table = retrieval_table(
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
-    emit(args, table, report.to_dict())
+    try:
+        emit(args, table, report.to_dict())
+    except CliError as error:
+        if journal.path is None:
+            raise
+        raise CliError(f"{error}; {journal.hint()}") from error
+    journal.write_run(tag=_run_tag(redact_url(args.retriever)))
     return 0
 
 

@@ -107,5 +107,6 @@ def handle(args: argparse.Namespace) -> int:
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"
     table = retrieval_table(title, reports, label="run", per_query=args.per_query)
-    emit(args, table, {name: report.to_dict() for name, report in reports.items()})
+    data = {name: report.to_dict() for name, report in reports.items()}
+    emit(args, table, data, inputs=[args.qrels, *args.runs])
     return 0

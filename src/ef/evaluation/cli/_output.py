@@ -1,0 +1,130 @@
+"""What ``ef-eval`` writes, and where: strict JSON, no credentials, no input overwritten.
+
+- A file named by ``--output`` (or ``--save-run``) is replaced all at once
+  (:func:`~ef.evaluation._atomic.write_text_atomically`): a failure keeps the old file. A FIFO, a
+  device or ``/dev/stdout`` is written as a stream; ``-`` is standard output.
+- An output that would replace one of the command's inputs is refused before anything runs.
+- Everything shown — titles, row labels, JSON — has the password of any URL hidden
+  (:func:`~ef.evaluation._redact.redact_url`): ``--retriever http://alice:S3CRET@host/`` is shown
+  as ``http://alice:***@host/``.
+- JSON is strict: a NaN or an infinity is an error naming where it is, never ``NaN`` text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from ef.evaluation._atomic import is_stream, write_text_atomically
+from ef.evaluation._redact import redact_url
+
+__all__ = ["json_text", "overwritten_input", "redact", "same_file", "write_text"]
+
+
+def same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file: the same inode when both exist, else one real path.
+
+    >>> same_file("report.json", "./report.json")
+    True
+    """
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return os.path.realpath(first) == os.path.realpath(second)
+
+
+def overwritten_input(output: str, inputs: Iterable[str]) -> str | None:
+    """The input that writing ``output`` would replace, or None.
+
+    An input folder (a dataset) counts with every file already in it. Standard output and
+    streams replace nothing.
+
+    :param output: the output path as given.
+    :param inputs: the input paths as given (files or folders).
+
+    >>> overwritten_input("-", ["qrels.txt"]) is None
+    True
+    >>> overwritten_input("qrels.txt", ["runs/a.txt", "./qrels.txt"])
+    './qrels.txt'
+    """
+    if output == "-" or is_stream(output):
+        return None
+    real = os.path.realpath(output)
+    for given in inputs:
+        if given == "-":
+            continue
+        if os.path.isdir(given):
+            folder = os.path.realpath(given)
+            if real == folder or (os.path.exists(real) and real.startswith(folder + os.sep)):
+                return given
+        elif same_file(output, given):
+            return given
+    return None
+
+
+def redact(value: Any) -> Any:
+    """A JSON-ready value with the password of every URL in its strings (keys too) hidden.
+
+    >>> redact({"retriever": "http://alice:pw@host/", "n": [1, "https://bob:x@h"]})
+    {'retriever': 'http://alice:***@host/', 'n': [1, 'https://bob:***@h']}
+    """
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, dict):
+        return {redact(key): redact(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(item) for item in value]
+    return value
+
+
+def _non_finite(data: Any) -> str | None:
+    """Where the first NaN or infinity in ``data`` is, as ``["key"][index]``, or None."""
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{where or 'the value'} is {value}"
+        if isinstance(value, dict):
+            items = [(f"{where}[{json.dumps(key)}]", item) for key, item in value.items()]
+        elif isinstance(value, list | tuple):
+            items = [(f"{where}[{index}]", item) for index, item in enumerate(value)]
+        else:
+            continue
+        pending.extend(reversed(items))
+    return None
+
+
+def json_text(data: Any) -> str:
+    """``data`` as indented, strict JSON text with a final newline.
+
+    :raises ValueError: naming where a NaN or an infinity is (JSON has neither).
+
+    >>> json_text({"ndcg@10": float("nan")})
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot write JSON: ["ndcg@10"] is nan; JSON has no NaN or infinity
+    """
+    try:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        where = _non_finite(data)
+        if where is None:
+            raise
+        raise ValueError(f"cannot write JSON: {where}; JSON has no NaN or infinity") from None
+
+
+def write_text(output: str | None, text: str) -> None:
+    """Write ``text`` to standard output (``None`` or ``"-"``), a stream, or a file replaced
+    all at once.
+
+    :raises OSError: naming ``output``; an existing file is then kept as it was.
+    """
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    with write_text_atomically(output, compress=False) as out:
+        out.write(text)
