@@ -483,3 +483,44 @@ def test_json_output_refuses_a_non_finite_value_naming_where() -> None:
         render_text(table, {"metrics": {"recall@1": 1.0, "ndcg@10": float("nan")}}, "json")
     with pytest.raises(CliError, match=r'\["latency"\]\[1\] is inf'):
         render_text(table, {"latency": [0.5, float("inf")]}, "json")
+
+
+def test_a_bad_http_retriever_set_up_is_a_usage_error_that_hides_the_password(capsys):
+    from ef.evaluation.cli import main
+
+    code = main(
+        [
+            "retrieval",
+            "builtin:stdlib-docs",
+            "--retriever",
+            "http://alice:S3CRETPW@127.0.0.1:9/search",
+            "--http-header",
+            "Authorization: Bearer T0KEN-VALUE",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--retriever http://alice:***@127.0.0.1:9/search" in err
+    assert "S3CRETPW" not in err and "T0KEN-VALUE" not in err
+
+
+def test_a_password_in_a_retrievers_own_error_never_reaches_the_terminal(tmp_path, capsys):
+    from ef.evaluation.cli import main
+
+    module = tmp_path / "leaky_retriever.py"
+    module.write_text(
+        "def search(query, *, limit=10):\n"
+        "    raise RuntimeError('cannot reach https://bob:HUNTER22@db.internal/q')\n"
+    )
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        code = main(["retrieval", "builtin:stdlib-docs", "--retriever", "leaky_retriever:search"])
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("leaky_retriever", None)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "https://bob:***@db.internal/q" in err
+    assert "HUNTER22" not in err

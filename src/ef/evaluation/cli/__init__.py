@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, TextIO
 
+from ef.evaluation._redact import redact_url
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -100,7 +101,8 @@ def _describe(error: BaseException) -> str:
         if not isinstance(error, ValueError | TypeError):
             message = f"{type(error).__name__}: {message}"
     notes = getattr(error, "__notes__", ())
-    return "; ".join([message, *notes]).replace("\n", " ")
+    # A user's retriever may put a URL with its password into its own error message.
+    return redact_url("; ".join([message, *notes]).replace("\n", " "))
 
 
 def _show_warning(

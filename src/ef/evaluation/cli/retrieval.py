@@ -261,7 +261,13 @@ def resolve_retriever(
     if spec.startswith(("http://", "https://")):
         from ef.evaluation import HttpRetriever  # via the package: public names, public modules
 
-        return HttpRetriever(spec, **dict(http_options or {}))
+        try:
+            return HttpRetriever(spec, **dict(http_options or {}))
+        except (ValueError, TypeError) as error:
+            # A bad header, a bad port, URL credentials beside an Authorization header: the
+            # command line is wrong, and nothing has been sent. The message holds no secret.
+            message = f"--retriever {redact_url(spec)}: {error}"
+            raise CliError(message, exit_code=EXIT_USAGE) from None
     if _MODULE_ATTR.match(spec):
         obj = _import_object(spec)
         return obj(corpus) if isinstance(obj, type) else obj
