@@ -1,8 +1,12 @@
-"""Shared fixtures: async tests run on asyncio and on trio; TREC runs read both ways."""
+"""Shared fixtures: both async backends, both TREC run parsers, and a small disk."""
 
 from __future__ import annotations
 
+import errno
+import os
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -34,3 +38,49 @@ def trec_run_parser(request: pytest.FixtureRequest) -> Iterator[str]:
         yield "builtin"
     finally:
         HOST.reset()  # the next use loads the installed plugins again
+
+
+# A small disk for tests of what happens when it is full: a real 1 MiB tmpfs when the tests run
+# as root (CI does); where mounting is refused, ENOSPC is injected at the operating system's
+# ``write`` once the folder's files would pass 1 MiB.
+SMALL_DISK_SIZE = 1 << 20
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on a 1 MiB file system: a real tmpfs, or ENOSPC injected past 1 MiB."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    mounted = False
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        result = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+            capture_output=True,
+            check=False,
+        )
+        mounted = result.returncode == 0
+    if not mounted:
+        _inject_enospc(folder, monkeypatch)
+    try:
+        yield folder
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+
+
+def _inject_enospc(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail ``os.write`` with ENOSPC once files under ``folder`` would pass 1 MiB together."""
+    real_write = os.write
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if name.startswith(str(folder)):
+            used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+            if used + len(data) > SMALL_DISK_SIZE:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)

@@ -31,8 +31,6 @@ from ef.evaluation.cli import main
 from ef.evaluation.cli._common import CliError, Table, render_text
 from ef.source_manager import ingest
 
-pytest_plugins = ("disk_fixtures",)  # the small_disk fixture
-
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 CORPUS = {
     "d1": "Sort the items of a list in place.",

@@ -25,8 +25,6 @@ from ef.evaluation._journal import Journal, JournalEntry
 from ef.segments import Segment
 from ef.source_manager import SearchHit
 
-pytest_plugins = ("disk_fixtures",)  # the small_disk fixture
-
 N = 12
 QRELS = {f"q{i}": {f"d{i}": 1.0, f"d{(i + 3) % N}": 2.0} for i in range(N)}
 QUERIES = {f"q{i}": f"text {i}" for i in range(N)}
