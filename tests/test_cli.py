@@ -496,9 +496,9 @@ def test_bad_files_exit_1_naming_the_file_and_line(data: dict[str, Any], tmp_pat
     bad_run = tmp_path / "bad.run"
     bad_run.write_text("q0 Q0 d1 1 0.5 t\nq0 Q0 d2 2 high t\n")
     error = fails("run", data["qrels"], bad_run, code=1)
-    assert (
-        error
-        == f"ef-eval: error: {bad_run}:2: score 'high' is not a number; expected a finite number"
+    assert error == (
+        f"ef-eval: error: {bad_run}:2: score 'high' is not a number; "
+        "expected a finite number in ASCII decimal notation, such as 2, 0.5 or -1e-3"
     )
 
 

@@ -27,6 +27,7 @@ from unittest import mock
 
 import pytest
 from ef.evaluation import DatasetFormatError, read_trec_run, write_trec_run
+from ef.evaluation import _qrels as core_qrels
 from ef.evaluation import _trec as core_trec
 from ef.evaluation._formats import open_binary, open_text
 from ef.evaluation._plugins import HOST
@@ -61,21 +62,23 @@ ID_CHARS = string.ascii_letters + string.digits + "é中_-.:+\x00\u200b\ufeff"
 assert not "".join(ASCII_SPACE + UNICODE_SPACE).split()
 assert all(not char.isspace() for char in ID_CHARS)
 
-# Scores float() reads as finite numbers, in spellings that take every path of the parser:
-# Clinger's fast path, CPython's parser (underscores, long mantissas, large exponents,
-# subnormals) and non-ASCII digits (Python's str path).
+# Scores that are finite ASCII decimals, in spellings that take every path of the parser:
+# Clinger's fast path and CPython's parser (long mantissas, large exponents, subnormals).
 FINITE_WORDS = [
     "0", "-0", "+0", "-0.0", "0.0", "1", "-1", "39.9998", "-1.5e-3", "1E+5", ".5", "+.5",
-    "-.5e+2", "5.", "-5.", "1_000.5", "1_0e1_0", "0.1", "2.675", "1e22", "-1e-22", "1e23",
+    "-.5e+2", "5.", "-5.", "0.1", "2.675", "1e22", "-1e-22", "1e23",
     "1e-23", "9007199254740992", "9007199254740993", "123456789012345678901234567890",
     "0." + "0" * 30 + "1", "1" + "0" * 40, "4.9e-324", "2.2250738585072014e-308",
-    "1.7976931348623157e308", "1e-999", "-0e999", "0e-99999", "1e0010", "\u0661\u0662",
-    "\uff11.\uff15", "\uff11e3",
+    "1.7976931348623157e308", "1e-999", "-0e999", "0e-99999", "1e0010",
 ]  # fmt: skip
 # Scores it rejects: not finite...
 NOT_FINITE_WORDS = [
     "inf", "-inf", "+inf", "Infinity", "-iNfInItY", "nan", "NaN", "-nan", "1e999", "-1e999",
     "1e309", "1_0e1_000", "9" * 400, "0." + "9" * 400 + "e400",
+]  # fmt: skip
+# ... or finite for float(), but not an ASCII decimal (trec_eval reads "1_0" as 1) ...
+NOT_DECIMAL_WORDS = [
+    "1_000.5", "1_0e1_0", "\u0661\u0662", "\uff11.\uff15", "\uff11e3", "\u0663", "\uff19",
 ]  # fmt: skip
 # ... or not a number float() understands.
 NOT_NUMBER_WORDS = [
@@ -121,15 +124,17 @@ def finite_decimals() -> st.SearchStrategy[str]:
     )
 
 
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+    """A score both readers accept: an ASCII decimal that is finite as a float."""
+    return DECIMAL.fullmatch(text) is not None and math.isfinite(float(text))
 
 
 assert all(map(_is_number, FINITE_WORDS))
-assert not any(map(_is_number, NOT_FINITE_WORDS + NOT_NUMBER_WORDS))
+assert not any(map(_is_number, NOT_FINITE_WORDS + NOT_DECIMAL_WORDS + NOT_NUMBER_WORDS))
+assert all(math.isfinite(float(word)) for word in NOT_DECIMAL_WORDS)
 
 finite_scores = st.one_of(
     st.sampled_from(FINITE_WORDS),
@@ -140,6 +145,7 @@ finite_scores = st.one_of(
 )
 bad_scores = st.one_of(
     st.sampled_from(NOT_FINITE_WORDS),
+    st.sampled_from(NOT_DECIMAL_WORDS),
     st.sampled_from(NOT_NUMBER_WORDS),
     st.builds(
         "{}{}".format, finite_decimals(), st.sampled_from(["e", "x", "..", "_", "e+", "é", "\x00"])
@@ -268,7 +274,7 @@ def builtin_read(path: Path, *, keep_duplicates: bool = False) -> Table | Datase
     with builtin_reader():
         if not keep_duplicates:
             return read_outcome(path)
-        with mock.patch.object(core_trec, "_raise_duplicate", lambda path: None):
+        with mock.patch.object(core_qrels, "raise_duplicate", lambda path: None):
             return read_outcome(path)
 
 
@@ -434,6 +440,49 @@ def test_special_files(run_path: Path, data: bytes) -> None:
     run_path.write_bytes(data)
     assert_parser_matches(run_path)
     assert_read_matches(run_path)
+
+
+MAX = ef_evaluation_speedups.MAX_LINE_BYTES
+# Lines around the length limit: the line end is not counted, a byte-order mark neither.
+LONG_LINE_FILES = {
+    "exactly the limit": b"q Q0 " + b"d" * (MAX - 11) + b" 1 1 t\n",
+    "exactly the limit, crlf": b"q Q0 " + b"d" * (MAX - 11) + b" 1 1 t\r\n",
+    "exactly the limit, bom, no line end": BOM + b"q Q0 " + b"d" * (MAX - 11) + b" 1 1 t",
+    "one byte over": b"q Q0 d 1 1 t\nq Q0 " + b"d" * (MAX - 10) + b" 1 1 t\n",
+    "one byte over, a carriage return last": b"q Q0 " + b"d" * (MAX - 11) + b" 1 1 t\r",
+    "one byte over in two-byte characters": b"q Q0 d 1 1 t\nq Q0 "
+    + "é".encode() * ((MAX - 9) // 2)
+    + b" 1 1 t\n",
+    "far over, no line end": b"q Q0 d 1 1 t\n" + b"x" * (3 * MAX),
+}
+
+
+@pytest.mark.parametrize("data", LONG_LINE_FILES.values(), ids=LONG_LINE_FILES.keys())
+def test_lines_longer_than_the_limit_are_declined_as_the_builtin_reader_refuses_them(
+    run_path: Path, data: bytes
+) -> None:
+    run_path.write_bytes(data)
+    assert_parser_matches(run_path, chunk_sizes=(1 << 16, ef_evaluation_speedups.CHUNK_SIZE))
+    assert_read_matches(run_path)
+
+
+def test_parsing_stays_linear_in_the_length_of_a_line(run_path: Path) -> None:
+    """A line without end is refused once it is over the limit, not after it is all read."""
+    data = b"q Q0 d 1 1 t\n" + b"x" * (64 * MAX)
+
+    class Counting(io.BytesIO):
+        read_bytes = 0
+
+        def read(self, size: int | None = -1, /) -> bytes:
+            chunk = super().read(size)
+            self.read_bytes += len(chunk)
+            return chunk
+
+    stream = Counting(data)
+    with pytest.raises(LineError) as caught:
+        parse_trec_run(stream)
+    assert caught.value.args == (2,)
+    assert stream.read_bytes <= 3 * ef_evaluation_speedups.CHUNK_SIZE + MAX
 
 
 def test_damaged_gzip_is_reported_by_the_builtin_reader(run_path: Path) -> None:

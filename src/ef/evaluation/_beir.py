@@ -17,8 +17,12 @@ from ef.evaluation._formats import (
     format_number,
     json_type,
     open_text,
+    rereadable,
 )
-from ef.evaluation._trec import read_trec_qrels
+from ef.evaluation._json import JsonProblem, loads_strict
+from ef.evaluation._lines import MAX_JSONL_LINE, bounded_lines, check_length, load_json_line
+from ef.evaluation._qrels import TSV_HEADER as _QRELS_HEADER
+from ef.evaluation._qrels import read_qrels
 from ef.evaluation._types import Corpus, Qrels, Queries
 
 __all__ = ["read_beir", "write_beir"]
@@ -26,11 +30,11 @@ __all__ = ["read_beir", "write_beir"]
 _DEFAULT_QRELS_PATHS = ("qrels.tsv", "qrels/test.tsv", "qrels/dev.tsv", "qrels/train.tsv")
 """Where :func:`read_beir` looks for the qrels, in order, when none is named."""
 
-_QRELS_HEADER = ("query-id", "corpus-id", "score")
-_QRELS_COLUMNS = "3 tab-separated columns 'query-id corpus-id score'"
 _JSONL_RECORD = 'one JSON object per line, such as {"_id": "d1", "text": "..."}'
 # Characters that would break a line or a column of the qrels TSV.
 _TSV_BREAKERS = ("\t", "\n", "\r")
+# Lines longer than this many characters may be longer than MAX_JSONL_LINE bytes.
+_QUICK_LENGTH = MAX_JSONL_LINE // 4
 
 
 def read_beir(
@@ -44,14 +48,17 @@ def read_beir(
 
     Precisely: the title and text are joined by one space when both are non-empty, otherwise the
     non-empty one is used (a missing or null ``title`` counts as empty); other fields are
-    ignored. ``_id`` and ``text`` must be strings. The qrels file is either BEIR's TSV, which
-    starts with the header ``query-id corpus-id score``, or headerless TREC qrels lines
-    ``query-id iteration doc-id grade`` (whitespace-separated); the header decides, file by file.
-    Grades are read as floats (``1`` becomes ``1.0``). Each file may also be gzip-compressed,
+    ignored. ``_id`` and ``text`` must be strings. Each line is strict JSON: ``NaN``, integers
+    of more than 4300 digits, nesting too deep to decode and strings holding a lone UTF-16
+    surrogate are refused, and so is a line longer than 64 MiB. The qrels file is either BEIR's
+    TSV, which starts with the tab-separated header ``query-id corpus-id score``, or headerless
+    TREC qrels lines ``query-id iteration doc-id grade`` (whitespace-separated); the first line
+    decides, file by file, as :func:`read_trec_qrels` does. Grades are read as floats (``1``
+    becomes ``1.0``), from ASCII decimal numbers only. Each file may also be gzip-compressed,
     as ``corpus.jsonl.gz`` and so on when the plain name is absent, or under any name (gzip is
     recognised by its magic bytes); a UTF-8 byte-order mark and CRLF line ends are accepted, and
     blank lines skipped. Files are streamed line by line, so memory holds the dataset, not the
-    files.
+    files; a file that is a pipe or FIFO is copied once to a temporary file.
 
     :param directory: the dataset directory.
     :param qrels: the qrels file, relative to ``directory``. ``None`` tries
@@ -62,10 +69,12 @@ def read_beir(
         to :func:`evaluate_retrieval` (after indexing ``corpus`` with ``ingest()``).
     :raises FileNotFoundError: if ``corpus.jsonl``, ``queries.jsonl`` or the qrels file is
         missing; the message lists every name tried. All three are located before any is read.
-    :raises DatasetFormatError: naming the file and line, for malformed JSON, a record that is
-        not an object, a missing or non-string ``_id`` or ``text``, an id repeated within a file
-        or a (query, doc) pair judged twice (both lines named), a qrels line with the wrong
-        number of columns, or a grade that is not a finite number.
+    :raises DatasetFormatError: naming the file and line, for JSON that is malformed or not
+        strict, a line too long, a record that is not an object, a missing or non-string
+        ``_id`` or ``text``, an id repeated within a file or a (query, doc) pair judged twice
+        (both lines named), a qrels file of neither form, a
+        qrels line with the wrong number of columns, or a grade that is not a finite ASCII
+        decimal number.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -89,16 +98,19 @@ def read_beir(
     return (
         _read_records(corpus_path, join_title=True),
         _read_records(queries_path, join_title=False),
-        _read_qrels(qrels_path),
+        read_qrels(qrels_path),
     )
 
 
 def _locate(root: Path, names: Iterable[PathArg], what: str) -> Path:
-    """The first of ``names`` (or its ``.gz`` twin) that exists under ``root``."""
+    """The first of ``names`` (or its ``.gz`` twin) that exists under ``root``.
+
+    Anything but a directory counts: a FIFO or ``/dev/fd/63`` is read as a file is.
+    """
     tried: list[str] = []
     for name in names:
         for candidate in (Path(name), Path(f"{name}.gz")):
-            if (root / candidate).is_file():
+            if (root / candidate).exists() and not (root / candidate).is_dir():
                 return root / candidate
             tried.append(str(candidate))
     raise FileNotFoundError(
@@ -108,16 +120,19 @@ def _locate(root: Path, names: Iterable[PathArg], what: str) -> Path:
 
 def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
     """Read a BEIR JSONL file into ``{_id: text}``, joining the title first if asked."""
+    with rereadable(path) as source:
+        return _read_record_lines(source, join_title=join_title)
+
+
+def _read_record_lines(path: PathArg, *, join_title: bool) -> dict[str, str]:
     records: dict[str, str] = {}
-    loads = json.loads
     with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(bounded_lines(lines, MAX_JSONL_LINE), 1):
+            if len(line) > _QUICK_LENGTH:
+                check_length(path, number, line, MAX_JSONL_LINE)
             if line.isspace():
                 continue
-            try:
-                record = loads(line)
-            except json.JSONDecodeError:
-                raise _json_error(path, number, line) from None
+            record = load_json_line(path, number, line, _JSONL_RECORD)
             if type(record) is not dict:
                 problem = f"a JSON {json_type(record)} is not a record"
                 raise DatasetFormatError(path, number, problem, _JSONL_RECORD)
@@ -135,19 +150,8 @@ def _read_records(path: Path, *, join_title: bool) -> dict[str, str]:
     return records
 
 
-def _json_error(path: Path, number: int, line: str) -> DatasetFormatError:
-    """Describe a JSON syntax error, with a column that ignores the line ending."""
-    try:
-        json.loads(line.rstrip("\r\n"))
-    except json.JSONDecodeError as exc:
-        problem = f"invalid JSON ({exc.msg} at column {exc.pos + 1})"
-    else:  # pragma: no cover - only the line ending made it invalid, which JSON does not do
-        problem = "invalid JSON"
-    return DatasetFormatError(path, number, problem, _JSONL_RECORD)
-
-
 def _string_field(
-    path: Path, number: int, record: dict[str, object], key: str, record_id: str | None
+    path: PathArg, number: int, record: dict[str, object], key: str, record_id: str | None
 ) -> str:
     """``record[key]``, which must be present and a string."""
     value = record.get(key)
@@ -161,11 +165,11 @@ def _string_field(
     raise DatasetFormatError(path, number, problem, f"a string {key!r}")
 
 
-def _raise_duplicate_record(path: Path, number: int, record_id: str) -> None:
+def _raise_duplicate_record(path: PathArg, number: int, record_id: str) -> None:
     def has_id(line: str) -> bool:
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = loads_strict(line)
+        except JsonProblem:
             return False
         return type(record) is dict and record.get("_id") == record_id
 
@@ -173,69 +177,6 @@ def _raise_duplicate_record(path: Path, number: int, record_id: str) -> None:
     raise DatasetFormatError(
         path, number, f"duplicate _id {record_id!r} (first on line {first})", "each _id only once"
     )
-
-
-def _read_qrels(path: Path) -> dict[str, dict[str, float]]:
-    """Read BEIR's qrels TSV (recognised by its header) or headerless TREC qrels."""
-    first = _first_nonblank_line(path)
-    if first is None:
-        return {}
-    number, line = first
-    fields = line.split()
-    if tuple(fields) == _QRELS_HEADER:
-        return _read_tsv_qrels(path, header_line=number)
-    if len(fields) == len(_QRELS_HEADER):
-        raise DatasetFormatError(
-            path,
-            number,
-            "3 columns but no 'query-id corpus-id score' header",
-            "a BEIR qrels TSV starting with that header, "
-            "or TREC qrels lines 'query-id iteration doc-id grade'",
-        )
-    return read_trec_qrels(path)
-
-
-def _first_nonblank_line(path: Path) -> tuple[int, str] | None:
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.isspace():
-                return number, line
-    return None
-
-
-def _read_tsv_qrels(path: Path, *, header_line: int) -> dict[str, dict[str, float]]:
-    """Read the rows of BEIR's qrels TSV; ids are kept verbatim, spaces included."""
-    qrels: dict[str, dict[str, float]] = {}
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            if number <= header_line or line.isspace():
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if len(fields) != len(_QRELS_HEADER):
-                problem = f"found {len(fields)} tab-separated columns"
-                raise DatasetFormatError(path, number, problem, _QRELS_COLUMNS)
-            qid, doc, text = fields
-            try:
-                grade = float(text)
-            except ValueError:
-                problem = f"score {text!r} is not a number"
-                raise DatasetFormatError(path, number, problem, "a finite number") from None
-            if not math.isfinite(grade):
-                problem = f"score {text!r} is not finite"
-                raise DatasetFormatError(path, number, problem, "a finite number")
-            judgements = qrels.get(qid)
-            if judgements is None:
-                judgements = qrels[qid] = {}
-            elif doc in judgements:
-                _raise_duplicate_judgement(path, number, qid, doc)
-            judgements[doc] = grade
-    return qrels
-
-
-def _raise_duplicate_judgement(path: Path, number: int, qid: str, doc: str) -> None:
-    first = find_line(path, lambda row: row.rstrip("\r\n").split("\t")[:2] == [qid, doc])
-    problem = f"doc {doc!r} judged again for query {qid!r} (first on line {first})"
-    raise DatasetFormatError(path, number, problem, "each (query, doc) pair once")
 
 
 def write_beir(directory: PathArg, corpus: Corpus, queries: Queries, qrels: Qrels) -> None:

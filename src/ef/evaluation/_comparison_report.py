@@ -8,6 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ef.evaluation._json import loads_strict
+from ef.evaluation._report_fields import (
+    check_fields,
+    count,
+    finite,
+    integer,
+    list_of,
+    mapping_of,
+    optional,
+    string,
+)
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -167,16 +179,71 @@ class ComparisonReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ComparisonReport:
-        """Rebuild a report from :meth:`to_dict` output."""
-        fields = dict(data)
+        """Rebuild a report from :meth:`to_dict` output, checking every field first.
+
+        :raises TypeError: for a missing or unknown field, or a value of the wrong type (a
+            string or ``null`` where a number belongs).
+        :raises ValueError: for a number that is not finite, or a negative count.
+        """
+        fields = check_fields(cls, data, _REPORT_FIELDS)
         fields["comparisons"] = [PairedComparison(**row) for row in fields["comparisons"]]
         return cls(**fields)
 
     def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string."""
-        return json.dumps(self.to_dict(), **dumps_options)
+        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
+
+        :raises ValueError: if a value is NaN or infinite.
+        """
+        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
 
     @classmethod
-    def from_json(cls, text: str) -> ComparisonReport:
-        """Rebuild a report from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> ComparisonReport:
+        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
+
+        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
+        :raises TypeError: for a field of the wrong type.
+        """
+        return cls.from_dict(loads_strict(text))
+
+
+def _interval_pair(value: Any, where: str) -> Any:
+    values = list_of(finite)(value, where)
+    if len(values) != 2:
+        raise ValueError(f"{where} holds {len(values)} numbers; expected 2 (low, high)")
+    return values
+
+
+def _comparison(value: Any, where: str) -> Any:
+    return check_fields(PairedComparison, value, _COMPARISON_FIELDS, where)
+
+
+_P_VALUES = mapping_of(optional(finite))
+_COMPARISON_FIELDS = {
+    "system": string,
+    "metric": string,
+    "mean": finite,
+    "baseline_mean": finite,
+    "difference": finite,
+    "wins": count,
+    "ties": count,
+    "losses": count,
+    "effect_size": optional(finite),
+    "p_values": _P_VALUES,
+    "adjusted_p_values": _P_VALUES,
+    "confidence_interval": optional(_interval_pair),
+}
+_REPORT_FIELDS = {
+    "baseline": string,
+    "systems": list_of(string),
+    "metrics": list_of(string),
+    "means": mapping_of(mapping_of(finite)),
+    "comparisons": list_of(_comparison),
+    "n_queries": count,
+    "tests": list_of(string),
+    "correction": optional(string),
+    "alpha": finite,
+    "confidence_level": finite,
+    "n_permutations": count,
+    "n_resamples": count,
+    "seed": integer,
+}

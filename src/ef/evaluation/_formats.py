@@ -7,10 +7,14 @@ are handled the same way everywhere, and every malformed line is reported as a
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import io
 import os
+import shutil
+import stat
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from typing import IO
@@ -26,6 +30,7 @@ __all__ = [
     "json_type",
     "open_binary",
     "open_text",
+    "rereadable",
     "write_text_atomically",
 ]
 
@@ -33,6 +38,7 @@ PathArg = str | os.PathLike[str]
 """A file or directory name, as a string or a :class:`pathlib.Path`."""
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_PIECE = 1 << 16
 # What a damaged file can raise while it is being read, before any parsing happens.
 READ_ERRORS = (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -134,18 +140,61 @@ def open_text(path: PathArg) -> Iterator[IO[str]]:
 
 
 def _first_unreadable_line(path: PathArg) -> int | None:
-    """The 1-based number of the first line that cannot be decompressed or decoded, if any."""
-    read = 0
+    """The 1-based number of the first line that cannot be decompressed or decoded, if any.
+
+    The file is read in pieces of bounded size, so a huge line does not have to fit in memory.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    complete = 0  # lines read to their end
     try:
         with open_binary(path) as binary:
-            for raw in binary:
-                read += 1
-                raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return read
+            for piece in iter(lambda: binary.readline(_PIECE), b""):
+                decoder.decode(piece)
+                complete += piece.endswith(b"\n")
+            decoder.decode(b"", final=True)
     except READ_ERRORS:
-        return read + 1
+        return complete + 1
     return None
+
+
+@contextlib.contextmanager
+def rereadable(path: PathArg) -> Iterator[PathArg]:
+    """A name for ``path`` that can be opened and read again, for readers that read twice.
+
+    Readers read a file a second time on their error paths (to name the line of an undecodable
+    byte or of an id's first copy) and when a plugin's parser declines it. A pipe, a process
+    substitution such as ``/dev/fd/63`` or a named FIFO cannot be read twice: such an input is
+    copied once, as it comes, to a temporary file, which is read instead and removed at the
+    end. A :class:`DatasetFormatError` about the copy is raised naming ``path``, so the user
+    never sees the temporary name. A regular file (or a directory) is used as it is.
+
+    :param path: the input as the user named it.
+    :raises FileNotFoundError: if ``path`` does not exist.
+
+    >>> import os
+    >>> read, write = os.pipe()
+    >>> with os.fdopen(write, "wb") as out:
+    ...     _ = out.write(b"twice\\n")
+    >>> with rereadable(f"/dev/fd/{read}") as again:
+    ...     print(find_line(again, str.strip), find_line(again, str.strip))
+    1 1
+    >>> os.close(read)
+    """
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="ef-evaluation-") as folder:
+        copy = os.path.join(folder, "input")
+        with open(path, "rb") as source, open(copy, "xb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+        try:
+            yield copy
+        except DatasetFormatError as error:
+            if error.path != copy:
+                raise
+            renamed = DatasetFormatError(path, error.line, error.problem, error.expected)
+            raise renamed.with_traceback(error.__traceback__) from error.__cause__
 
 
 def find_line(path: PathArg, predicate: Callable[[str], bool]) -> int | None:

@@ -9,6 +9,18 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._json import loads_strict
+from ef.evaluation._report_fields import (
+    check_fields,
+    count,
+    finite,
+    list_of,
+    mapping_of,
+    object_,
+    optional,
+    string,
+)
+
 __all__ = ["QueryFailure", "RagEvalReport", "RetrievalEvalReport"]
 
 
@@ -123,19 +135,31 @@ class RetrievalEvalReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RetrievalEvalReport:
-        """Rebuild a report from :meth:`to_dict` output."""
-        fields = dict(data)
+        """Rebuild a report from :meth:`to_dict` output, checking every field first.
+
+        :raises TypeError: for a missing or unknown field, or a value of the wrong type (a
+            string or ``null`` where a number belongs).
+        :raises ValueError: for a number that is not finite, or a negative count.
+        """
+        fields = check_fields(cls, data, _RETRIEVAL_FIELDS)
         fields["failures"] = [QueryFailure(**failure) for failure in fields.get("failures", ())]
         return cls(**fields)
 
     def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string."""
-        return json.dumps(self.to_dict(), **dumps_options)
+        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
+
+        :raises ValueError: if a value is NaN or infinite.
+        """
+        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
 
     @classmethod
-    def from_json(cls, text: str) -> RetrievalEvalReport:
-        """Rebuild a report from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> RetrievalEvalReport:
+        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
+
+        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
+        :raises TypeError: for a field of the wrong type.
+        """
+        return cls.from_dict(loads_strict(text))
 
 
 @attrs.frozen
@@ -167,14 +191,54 @@ class RagEvalReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RagEvalReport:
-        """Rebuild a report from :meth:`to_dict` output."""
-        return cls(**data)
+        """Rebuild a report from :meth:`to_dict` output, checking every field first.
+
+        :raises TypeError: for a missing or unknown field, or a value of the wrong type.
+        :raises ValueError: for a number that is not finite, or a negative count.
+        """
+        return cls(**check_fields(cls, data, _RAG_FIELDS))
 
     def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string."""
-        return json.dumps(self.to_dict(), **dumps_options)
+        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
+
+        :raises ValueError: if a value is NaN or infinite.
+        """
+        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
 
     @classmethod
-    def from_json(cls, text: str) -> RagEvalReport:
-        """Rebuild a report from :meth:`to_json` output."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str | bytes) -> RagEvalReport:
+        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
+
+        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
+        :raises TypeError: for a field of the wrong type.
+        """
+        return cls.from_dict(loads_strict(text))
+
+
+def _failure(value: Any, where: str) -> Any:
+    return check_fields(QueryFailure, value, _FAILURE_FIELDS, where)
+
+
+_FAILURE_FIELDS = {
+    "query_id": string,
+    "error_type": string,
+    "message": string,
+    "attempts": count,
+}
+_RETRIEVAL_FIELDS = {
+    "metrics": mapping_of(finite),
+    "per_query": mapping_of(mapping_of(finite)),
+    "n_queries": count,
+    "k_values": list_of(count),
+    "skipped": mapping_of(string),
+    "short_rankings": list_of(string),
+    "failures": list_of(_failure),
+    "latency": mapping_of(finite),
+    "manifest": object_,
+}
+_RAG_FIELDS = {
+    "metrics": mapping_of(finite),
+    "coverage": mapping_of(count),
+    "n_samples": count,
+    "per_sample": list_of(mapping_of(optional(finite))),
+}

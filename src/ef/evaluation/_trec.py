@@ -14,18 +14,19 @@ import warnings
 from collections.abc import Mapping, Sequence, Sized
 from itertools import islice
 from operator import gt
-from typing import NamedTuple
 
 from ef.evaluation._atomic import TextSink
 from ef.evaluation._formats import (
     READ_ERRORS,
-    DatasetFormatError,
     PathArg,
     format_number,
     open_binary,
     open_text,
+    rereadable,
     write_text_atomically,
 )
+from ef.evaluation._lines import MAX_TREC_LINE, bounded_lines, check_length
+from ef.evaluation._qrels import RUN, check_no_repeats, line_error, read_qrels
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
@@ -37,18 +38,8 @@ __all__ = [
     "write_trec_run",
 ]
 
-
-class _Layout(NamedTuple):
-    """The shape of a TREC line, for error messages."""
-
-    columns: int
-    value_column: int
-    value_name: str
-    description: str
-
-
-_RUN = _Layout(6, 4, "score", "6 whitespace-separated columns 'query-id Q0 doc-id rank score tag'")
-_QRELS = _Layout(4, 3, "grade", "4 whitespace-separated columns 'query-id iteration doc-id grade'")
+# Lines longer than this many characters may be longer than MAX_TREC_LINE bytes.
+_QUICK_LENGTH = MAX_TREC_LINE // 4
 
 
 def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
@@ -58,8 +49,12 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     whitespace. As in trec_eval, only the query id, doc id and score matter: the ``Q0``, rank and
     tag columns are ignored, so the order of a query's documents comes from their scores alone
     (see :func:`rankings_from_run`). The scores are returned as read, in file order, unsorted.
-    The file may be gzip-compressed, carry a UTF-8 byte-order mark and use CRLF line ends; it is
-    streamed, so memory holds the result, not the file. A plugin may provide a faster parser
+    A score is an ASCII decimal number (``12``, ``-0.5``, ``1.5e-3``); ``inf``, ``nan``,
+    underscores (``1_0``) and non-ASCII digits are refused, although :func:`float` reads them,
+    because trec_eval reads them otherwise. The file may be gzip-compressed, carry a UTF-8
+    byte-order mark and use CRLF line ends; it is streamed, so memory holds the result, not the
+    file, and a line longer than 1 MiB is refused. A pipe or FIFO (``<(zcat run.gz)``) is
+    copied once to a temporary file, removed afterwards. A plugin may provide a faster parser
     (hook ``ef_evaluation_trec_run_parser``; the ``ef-evaluation-speedups`` distribution parses
     in C) with exactly the same result and errors.
 
@@ -67,8 +62,8 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     :returns: the scores, ``{query_id: {doc_id: score}}``.
     :raises FileNotFoundError: if ``path`` does not exist.
     :raises DatasetFormatError: naming the file and line, for a line without exactly six
-        columns, a score that is not a finite number, a doc id listed twice for one query (both
-        lines named), or bytes that are not UTF-8.
+        columns, a score that is not a finite ASCII decimal number, a doc id listed twice for
+        one query (both lines named), a line longer than 1 MiB, or bytes that are not UTF-8.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -77,32 +72,39 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     ...     print(read_trec_run(path))
     {'q1': {'d1': 2.5, 'd2': 0.5}}
     """
-    parsed = _read_with_plugin(path)
-    if parsed is not None:
-        return parsed
+    with rereadable(path) as source:
+        parsed = _read_with_plugin(source)
+        return _read_run(source) if parsed is None else parsed
+
+
+def _read_run(path: PathArg) -> dict[str, dict[str, float]]:
+    """The built-in reader of :func:`read_trec_run`, for a file that can be read again."""
     table: dict[str, dict[str, float]] = {}
     current_qid: str | None = None
     current: dict[str, float] = {}
     number = blank = 0
     to_float = float  # a local name: the hot loop runs once per line of multi-million-line files
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
+    with open_text(path) as text:
+        for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
+            if len(line) > _QUICK_LENGTH:
+                check_length(path, number, line, MAX_TREC_LINE)
             try:
-                qid, _, doc, _, text, _ = line.split()
-                value = to_float(text)
+                qid, _, doc, _, score, _ = line.split()
+                value = to_float(score)
             except ValueError:
                 if line.isspace():
                     blank += 1
                     continue
-                raise _line_error(path, number, line, _RUN) from None
-            if value - value:  # nonzero (nan) only for inf and nan
-                raise _not_finite(path, number, text, _RUN)
+                raise line_error(path, number, line, RUN) from None
+            # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
+            if value - value or "_" in score or not score.isascii():
+                raise line_error(path, number, line, RUN)
             if qid != current_qid:  # run files are grouped by query: one lookup per query
                 known = table.get(qid)
                 current = table[qid] = {} if known is None else known
                 current_qid = qid
             current[doc] = value
-    _check_no_repeats(path, number - blank, table)
+    check_no_repeats(path, number - blank, table)
     return table
 
 
@@ -110,7 +112,7 @@ def _read_with_plugin(path: PathArg) -> dict[str, dict[str, float]] | None:
     """The run read by a plugin's parser (hook ``ef_evaluation_trec_run_parser``), if any.
 
     None when no plugin provides a parser, or when the parser declines the file: then the
-    built-in reader reads it, and reports any bad line itself.
+    built-in reader reads it, and reports any bad line itself. ``path`` can be read again.
     """
     from ef.evaluation._plugins import HOST, PluginWarning
 
@@ -132,101 +134,41 @@ def _read_with_plugin(path: PathArg) -> dict[str, dict[str, float]] | None:
             stacklevel=3,
         )
         return None
-    _check_no_repeats(path, lines - blank, table)
+    check_no_repeats(path, lines - blank, table)
     return table
 
 
 def read_trec_qrels(path: PathArg) -> dict[str, dict[str, float]]:
-    """Read a TREC qrels file into ``{query_id: {doc_id: grade}}``.
+    """Read a qrels file into ``{query_id: {doc_id: grade}}``: TREC qrels, or BEIR's TSV.
 
-    Each non-blank line is ``query-id iteration doc-id grade``, columns separated by any
-    whitespace; the iteration column is ignored, as trec_eval does. Grades are read as floats
-    (``1`` becomes ``1.0``); ``0`` and negative grades mean judged non-relevant. Gzip, a UTF-8
-    byte-order mark and CRLF line ends are accepted, and the file is streamed.
+    TREC qrels lines are ``query-id iteration doc-id grade``, columns separated by any
+    whitespace; the iteration column is ignored, as trec_eval does. A file whose first
+    non-blank line is the tab-separated header ``query-id corpus-id score`` is BEIR's qrels TSV
+    instead (as in ``qrels/test.tsv``); any other first line is refused, naming both forms.
+    Grades are read as floats (``1`` becomes ``1.0``); ``0`` and negative grades mean judged
+    non-relevant. A grade is an ASCII decimal number, as in :func:`read_trec_run`; fractional
+    grades are kept. Gzip, a UTF-8 byte-order mark and CRLF line ends are accepted, a pipe is
+    copied once, and the file is streamed; a line longer than 1 MiB is refused.
 
     :param path: the qrels file.
     :returns: the judgements, ``{query_id: {doc_id: grade}}``.
     :raises FileNotFoundError: if ``path`` does not exist.
-    :raises DatasetFormatError: naming the file and line, for a line without exactly four
-        columns, a grade that is not a finite number, a (query, doc) pair judged twice (both
-        lines named), or bytes that are not UTF-8.
+    :raises DatasetFormatError: naming the file and line, for a first line of neither form, a
+        line without the form's columns, a grade that is not a finite ASCII decimal number, a
+        (query, doc) pair judged twice (both lines named), a line longer than 1 MiB, or bytes
+        that are not UTF-8.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp, "qrels.txt")
     ...     _ = path.write_text("q1 0 d1 2\\nq1 0 d7 0\\n")
     ...     print(read_trec_qrels(path))
+    ...     _ = path.write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n")
+    ...     print(read_trec_qrels(path))
     {'q1': {'d1': 2.0, 'd7': 0.0}}
+    {'q1': {'d1': 1.0}}
     """
-    table: dict[str, dict[str, float]] = {}
-    number = blank = 0
-    to_float = float
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            try:
-                qid, _, doc, text = line.split()
-                value = to_float(text)
-            except ValueError:
-                if line.isspace():
-                    blank += 1
-                    continue
-                raise _line_error(path, number, line, _QRELS) from None
-            if value - value:
-                raise _not_finite(path, number, text, _QRELS)
-            judgements = table.get(qid)
-            if judgements is None:
-                judgements = table[qid] = {}
-            judgements[doc] = value
-    _check_no_repeats(path, number - blank, table)
-    return table
-
-
-def _line_error(path: PathArg, number: int, line: str, layout: _Layout) -> DatasetFormatError:
-    """The error for a line that did not split into the expected columns and number."""
-    parts = line.split()
-    if len(parts) != layout.columns:
-        return DatasetFormatError(path, number, f"found {len(parts)} columns", layout.description)
-    text = parts[layout.value_column]
-    return DatasetFormatError(
-        path, number, f"{layout.value_name} {text!r} is not a number", "a finite number"
-    )
-
-
-def _not_finite(path: PathArg, number: int, text: str, layout: _Layout) -> DatasetFormatError:
-    return DatasetFormatError(
-        path, number, f"{layout.value_name} {text!r} is not finite", "a finite number"
-    )
-
-
-def _check_no_repeats(path: PathArg, records: int, table: Mapping[str, Sized]) -> None:
-    """Report a repeated (query, doc) pair if ``table`` holds fewer entries than ``records``.
-
-    A repeated doc id overwrites its first copy: counting once here is cheaper than checking
-    once per line.
-    """
-    if records != sum(map(len, table.values())):
-        _raise_duplicate(path)
-
-
-def _raise_duplicate(path: PathArg) -> None:
-    """Find the first repeated (query, doc) pair of a file already parsed, and report it."""
-    seen: dict[tuple[str, str], int] = {}
-    with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            key = (parts[0], parts[2])
-            first = seen.setdefault(key, number)
-            if first != number:
-                raise DatasetFormatError(
-                    path,
-                    number,
-                    f"doc {key[1]!r} listed again for query {key[0]!r} (first on line {first})",
-                    "each doc id at most once per query",
-                )
-    # Counted on the first read but not found on the second: the file changed in between.
-    raise RuntimeError(f"{path} changed while it was being read")  # pragma: no cover
+    return read_qrels(path)
 
 
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:

@@ -3,7 +3,9 @@
 Installed, it is found through its entry point and :func:`ef.evaluation.read_trec_run` (and so
 ``ef-eval run``) reads run files with it; nothing else changes. It gives exactly the built-in
 reader's result (the same dict, in the same order, with the same float values), and for a line
-the built-in reader would reject it steps aside, so the built-in reader reports the error.
+the built-in reader would reject it steps aside, so the built-in reader reports the error. It
+reads the same numbers (ASCII decimals only) and refuses the same lines (longer than
+:data:`MAX_LINE_BYTES`), in time linear in the file's size.
 
 >>> import io
 >>> parse_trec_run(io.BytesIO(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 0.5 bm25\\n"))
@@ -16,9 +18,9 @@ from typing import Protocol
 
 from ef.evaluation import hookimpl
 
-from ef_evaluation_speedups._trec_run import LineError, RunParser, fast_float
+from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
-__all__ = ["LineError", "fast_float", "parse_trec_run"]
+__all__ = ["MAX_LINE_BYTES", "LineError", "fast_float", "parse_trec_run"]
 
 _BOM = b"\xef\xbb\xbf"
 CHUNK_SIZE = 1 << 20
@@ -36,7 +38,8 @@ def parse_trec_run(
     :param stream: the file's bytes, gzip already undone; a UTF-8 byte-order mark is dropped.
     :returns: ``({query_id: {doc_id: score}}, lines, blank_lines)``.
     :raises LineError: (a :class:`ValueError`) at the first line the built-in reader would not
-        accept, its number in ``args[0]``.
+        accept, its number in ``args[0]``; a line longer than :data:`MAX_LINE_BYTES` as soon as
+        that much of it is read, so no more than that is ever held.
     """
     table: dict[str, dict[str, float]] = {}
     parser = RunParser(table)

@@ -3,9 +3,11 @@
  * A line is split on "\n" only and its columns on whitespace, as str.split() does; only the
  * query id (column 1), doc id (column 3) and score (column 5) are kept. Lines that are pure
  * ASCII are handled here; any other line is decoded and split by Python itself, so what counts
- * as whitespace never differs from the built-in reader. A score is parsed exactly as float()
- * parses it. Any line the built-in reader would reject raises LineError instead, and the
- * caller lets the built-in reader report it.
+ * as whitespace never differs from the built-in reader. A score must be an ASCII decimal,
+ * [+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?, and finite; its value is float()'s. A line longer
+ * than MAX_LINE_BYTES (its line end not counted) is refused, so the bytes held for an unfinished
+ * line stay bounded and parsing stays linear in the file's size. Any line the built-in reader
+ * would reject raises LineError instead, and the caller lets the built-in reader report it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -17,6 +19,9 @@
 static unsigned char is_space[256];
 
 static PyObject *LineError;
+
+/* The longest line accepted, in bytes: ef.evaluation's limit for TREC files. */
+#define MAX_LINE_BYTES ((Py_ssize_t)1 << 20)
 
 typedef struct {
     PyObject_HEAD
@@ -84,17 +89,52 @@ fast_decimal(const char *s, Py_ssize_t len, double *out)
 #endif
 }
 
-/* float() of an ASCII token: a new float, or NULL with no exception set if it is not one. */
+static Py_ssize_t
+skip_digits(const char *s, Py_ssize_t i, Py_ssize_t len)
+{
+    while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+    return i;
+}
+
+/* Whether s is [+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)? with ASCII digits: the only
+ * spelling of a number ef.evaluation reads (float() also takes underscores, inf, nan and
+ * non-ASCII digits; trec_eval reads those otherwise). */
+static int
+is_decimal(const char *s, Py_ssize_t len)
+{
+    Py_ssize_t i = 0, start;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    start = i;
+    i = skip_digits(s, i, len);
+    int whole = i > start;
+    if (i < len && s[i] == '.') {
+        start = ++i;
+        i = skip_digits(s, i, len);
+        if (!whole && i == start) return 0;
+    } else if (!whole) {
+        return 0;
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        start = i;
+        i = skip_digits(s, i, len);
+        if (i == start) return 0;
+    }
+    return i == len;
+}
+
+/* float() of an ASCII decimal: a new float, or NULL with no exception set if it is not one. */
 static PyObject *
 parse_score(const char *s, Py_ssize_t len)
 {
     double value;
     if (fast_decimal(s, len, &value) == 0) return PyFloat_FromDouble(value);
+    if (!is_decimal(s, len)) return NULL;
     PyObject *text = PyUnicode_DecodeASCII(s, len, "strict");
     if (text == NULL) return NULL;
-    PyObject *score = PyFloat_FromString(text); /* underscores, inf, long digit strings */
+    PyObject *score = PyFloat_FromString(text); /* long digit strings, large exponents */
     Py_DECREF(text);
-    if (score == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) PyErr_Clear();
     return score;
 }
 
@@ -170,10 +210,13 @@ parse_unicode_line(RunParser *self, const char *line, Py_ssize_t len)
         self->blank++;
         status = 0;
     } else if (count == 6) {
-        PyObject *score = PyFloat_FromString(PyList_GET_ITEM(parts, 4));
+        PyObject *token = PyList_GET_ITEM(parts, 4);
+        /* A score with a non-ASCII character (a digit of another script) is no number. */
+        PyObject *score = PyUnicode_IS_ASCII(token)
+            ? parse_score((const char *)PyUnicode_1BYTE_DATA(token), PyUnicode_GET_LENGTH(token))
+            : NULL;
         if (score == NULL) {
-            status = PyErr_ExceptionMatches(PyExc_ValueError) ? 1 : -1;
-            if (status == 1) PyErr_Clear();
+            status = PyErr_Occurred() ? -1 : 1;
         } else if (!isfinite(PyFloat_AS_DOUBLE(score))) {
             Py_DECREF(score);
         } else {
@@ -251,10 +294,14 @@ RunParser_feed(RunParser *self, PyObject *args)
     Py_ssize_t len = view.len, pos = 0;
     while (pos < len) {
         const char *newline = memchr(data + pos, '\n', (size_t)(len - pos));
-        if (newline == NULL && !final) break;
+        /* An unfinished line is kept by the caller for the next feed: refuse it as soon as it
+         * is too long, even with a "\r" of a "\r\n" end still to come. */
+        if (newline == NULL && !final && len - pos <= MAX_LINE_BYTES + 1) break;
         Py_ssize_t end = newline == NULL ? len : newline - data;
+        Py_ssize_t content = end - pos;
+        if (newline != NULL && content > 0 && data[end - 1] == '\r') content--;
         self->lines++;
-        int status = parse_line(self, data + pos, end - pos);
+        int status = content > MAX_LINE_BYTES ? 1 : parse_line(self, data + pos, end - pos);
         if (status != 0) {
             PyBuffer_Release(&view);
             if (status > 0) {
@@ -385,7 +432,8 @@ PyInit__trec_run(void)
         "ef_evaluation_speedups._trec_run.LineError",
         "A line the parser does not accept; args[0] is its number.", PyExc_ValueError, NULL);
     if (LineError == NULL || PyModule_AddObjectRef(m, "LineError", LineError) < 0
-            || PyModule_AddObjectRef(m, "RunParser", (PyObject *)&RunParserType) < 0) {
+            || PyModule_AddObjectRef(m, "RunParser", (PyObject *)&RunParserType) < 0
+            || PyModule_AddIntConstant(m, "MAX_LINE_BYTES", (long)MAX_LINE_BYTES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,3 +1,5 @@
+MAX_LINE_BYTES: int
+
 class LineError(ValueError):
     """A line the parser does not accept; ``args[0]`` is its number."""
 

@@ -28,6 +28,7 @@ from ef.evaluation import (
     read_trec_run,
     registry,
 )
+from ef.evaluation._json import JsonProblem, loads_strict
 from ef.evaluation._stats import CORRECTIONS, TESTS
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
@@ -157,20 +158,18 @@ def read_reports(paths: Sequence[str]) -> tuple[dict[str, RetrievalEvalReport], 
     """The reports in JSON files, by system name, and the name each single-report file gives.
 
     A file holds one report (a report's ``to_json()``; named after the file, without
-    ``.json``) or a mapping from names to reports (``ef-eval run --format json``).
+    ``.json``) or a mapping from names to reports (``ef-eval run --format json``). Each file
+    is read once (a pipe will do) and must be strict UTF-8 JSON; every field of every report is
+    checked (:meth:`RetrievalEvalReport.from_dict`), so no string or ``null`` passes for a
+    number.
 
-    :raises CliError: for a file that cannot be read or holds no report, or a name given twice.
+    :raises CliError: for a file that cannot be read, is not strict JSON or holds no report,
+        or a name given twice.
     """
     reports: dict[str, RetrievalEvalReport] = {}
     names_by_path: dict[str, str] = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as file:
-                data = json.load(file)
-        except OSError as error:
-            raise CliError(f"cannot read {path}: {error.strerror or error}") from error
-        except json.JSONDecodeError as error:
-            raise CliError(f"{path}:{error.lineno}: not JSON: {error.msg}") from error
+        data = _load_json(path)
         if isinstance(data, dict) and "per_query" in data:
             found = {_report_name(path): data}
             names_by_path[path] = _report_name(path)
@@ -185,9 +184,35 @@ def read_reports(paths: Sequence[str]) -> tuple[dict[str, RetrievalEvalReport], 
                 raise CliError(f"{path}: system {name!r} is already given by another file")
             try:
                 reports[name] = RetrievalEvalReport.from_dict(value)
-            except (TypeError, KeyError, ValueError) as error:
+            except (TypeError, ValueError) as error:
                 raise CliError(f"{path}: {name!r} is not a report: {error}") from error
     return reports, names_by_path
+
+
+def _load_json(path: str) -> Any:
+    """The strict JSON document in ``path``; a syntax error is named with its line."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read()
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        return loads_strict(raw)
+    except JsonProblem as problem:
+        # loads_strict counts columns from the start of the file: name the line instead.
+        message = _syntax_error(path, raw) or f"{path}: not JSON: {problem}"
+        raise CliError(message) from None
+
+
+def _syntax_error(path: str, raw: bytes) -> str | None:
+    """``path:line: ...`` for a JSON syntax error in ``raw``, or None for other problems."""
+    try:
+        json.loads(raw.decode("utf-8"))
+    except json.JSONDecodeError as error:
+        return f"{path}:{error.lineno}: not JSON: {error.msg} at column {error.colno}"
+    except (ValueError, RecursionError):  # not UTF-8, too deep, too many digits
+        pass
+    return None
 
 
 def _read_qrels(source: str, reader: str | None) -> Qrels:

@@ -9,14 +9,14 @@ reported with the file and line it came from.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import DatasetFormatError, RagEvalReport, evaluate_rag, registry
-from ef.evaluation._formats import json_type, open_text
+from ef.evaluation._formats import PathArg, json_type, open_text, rereadable
+from ef.evaluation._lines import MAX_JSONL_LINE, bounded_lines, check_length, load_json_line
 from ef.evaluation.cli._common import (
     Cell,
     CliError,
@@ -41,6 +41,7 @@ object per line: {"user_input", "response", "retrieved_contexts", "reference"}.
 
 # evaluate_rag names a sample by its 0-based index; the file:line replaces that prefix.
 _SAMPLE_PREFIX = re.compile(r"^sample \d+: ")
+_SAMPLE_LINE = "one JSON object (a RagSample) per line"
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -61,8 +62,12 @@ def add_parser(subparsers: Subparsers) -> None:
 def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
     """Read a JSON Lines file into ``(line number, object)`` pairs, skipping blank lines.
 
-    :raises DatasetFormatError: naming the file and line, for a line that is not JSON or not a
-        JSON object.
+    Each line is strict JSON (no ``NaN``, no lone surrogate, no integer of more than 4300
+    digits, no nesting too deep to decode) of at most 64 MiB. A pipe or FIFO is copied once to
+    a temporary file, so an error can still name its line.
+
+    :raises DatasetFormatError: naming the file and line, for a line that is not strict JSON,
+        not a JSON object, too long, or not UTF-8.
     :raises CliError: if the file holds no sample at all.
 
     >>> import pathlib, tempfile
@@ -72,30 +77,27 @@ def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
     ...     print(read_samples(str(path)))
     [(1, {'response': 'Paris'}), (3, {'response': 'Rome'})]
     """
+    with rereadable(path) as source:
+        samples = _read_sample_lines(source)
+    if not samples:
+        raise CliError(f"{path}: no samples; expected {_SAMPLE_LINE}")
+    return samples
+
+
+def _read_sample_lines(path: PathArg) -> list[tuple[int, dict[str, Any]]]:
     samples: list[tuple[int, dict[str, Any]]] = []
     with open_text(path) as lines:
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(bounded_lines(lines, MAX_JSONL_LINE), 1):
+            if len(line) > MAX_JSONL_LINE // 4:
+                check_length(path, number, line, MAX_JSONL_LINE)
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetFormatError(
-                    path,
-                    number,
-                    f"invalid JSON ({error.msg} at column {error.colno})",
-                    "one JSON object (a RagSample) per line",
-                ) from None
+            record = load_json_line(path, number, line, _SAMPLE_LINE)
             if not isinstance(record, dict):
                 raise DatasetFormatError(
-                    path,
-                    number,
-                    f"found a JSON {json_type(record)}, not an object",
-                    "one JSON object (a RagSample) per line",
+                    path, number, f"found a JSON {json_type(record)}, not an object", _SAMPLE_LINE
                 )
             samples.append((number, record))
-    if not samples:
-        raise CliError(f"{path}: no samples; expected one JSON object (a RagSample) per line")
     return samples
 
 

@@ -2,8 +2,10 @@
 
 Each run file is read with :func:`~ef.evaluation.read_trec_run` and scored with
 :func:`~ef.evaluation.evaluate_run`, so the numbers are trec_eval's (score order, ties by doc id
-descending). The qrels are a TREC qrels file, or anything a registered dataset reader reads
-(``--reader beir`` for a BEIR folder, whose qrels are used).
+descending). The qrels are a qrels file in either form :func:`~ef.evaluation.read_trec_qrels`
+reads (TREC qrels lines, or BEIR's TSV such as ``qrels/test.tsv``, told apart by the first
+line), or anything a registered dataset reader reads (``--reader beir`` for a BEIR folder,
+whose qrels are used). Any of them may be a pipe (``<(zcat qrels.gz)``).
 """
 
 from __future__ import annotations
@@ -53,7 +55,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="score TREC run files against qrels",
         description=DESCRIPTION,
     )
-    parser.add_argument("qrels", metavar="QRELS", help="a TREC qrels file ('qid 0 docid grade')")
+    parser.add_argument(
+        "qrels",
+        metavar="QRELS",
+        help="a qrels file: TREC ('qid 0 docid grade') or BEIR's TSV (with its "
+        "'query-id corpus-id score' header)",
+    )
     parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files to score")
     parser.add_argument(
         "--reader",
