@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from background_checks import BackgroundChecks
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -38,6 +40,42 @@ def trec_run_parser(request: pytest.FixtureRequest) -> Iterator[str]:
         yield "builtin"
     finally:
         HOST.reset()  # the next use loads the installed plugins again
+
+
+# The whole-tree checks (ruff, mypy) run beside the tests; tests/test_quality.py asserts them.
+
+_QUALITY_MODULE = "test_quality.py"
+_CHECKS = pytest.StashKey[BackgroundChecks]()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the quality tests to the end: they wait for checks that run while the rest does."""
+    items.sort(key=lambda item: item.path.name == _QUALITY_MODULE)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the checks the selected quality tests will ask for, now that the selection is
+    known, so they run while the other tests do."""
+    if session.config.option.collectonly:
+        return
+    selected = []
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.path.name == _QUALITY_MODULE and callspec and "check" in callspec.params:
+            selected.append(callspec.params["check"])
+    session.config.stash.setdefault(_CHECKS, BackgroundChecks()).start(selected)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """End the checks a session that stopped early never asked for."""
+    if _CHECKS in session.config.stash:
+        session.config.stash[_CHECKS].stop()
+
+
+@pytest.fixture(scope="session")
+def background_checks(request: pytest.FixtureRequest) -> BackgroundChecks:
+    """The session's whole-tree checks (see ``tests/background_checks.py``)."""
+    return request.config.stash.setdefault(_CHECKS, BackgroundChecks())
 
 
 # A small disk for tests of what happens when it is full: a real 1 MiB tmpfs when the tests run

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import os
 import re
+import socket
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -275,10 +278,46 @@ def test_a_missing_offline_minilm_says_how_to_get_it(monkeypatch: pytest.MonkeyP
         resolve_model("all-MiniLM-L6-v2")
 
 
-def test_an_unknown_model_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(OSError, match="cannot load the sentence-transformers model"):
+@pytest.fixture(params=["offline-mode", "refusing", "silent"])
+def unavailable_hub(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """A Hugging Face hub that cannot serve a model: offline mode is switched on after
+    huggingface_hub was imported, or the endpoint is a local port that refuses connections, or
+    one that accepts them and never answers. Yields what the error message should say."""
+    import huggingface_hub.constants
+
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    if request.param == "offline-mode":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        yield "offline mode is on"
+        return
+    with socket.socket() as port:
+        port.bind(("127.0.0.1", 0))
+        if request.param == "silent":
+            port.listen()  # the kernel completes the handshake; nothing ever replies
+        endpoint = f"http://127.0.0.1:{port.getsockname()[1]}"
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", endpoint)
+        yield f"the Hugging Face hub {endpoint} "
+
+
+def test_an_unknown_model_says_how_to_get_it(
+    unavailable_hub: str,
+) -> None:
+    importlib.import_module("sentence_transformers")  # its slow import is not what is timed
+    started = time.monotonic()
+    with pytest.raises(OSError) as raised:
         _indexing._load_model("no-such-org/no-such-model")
+    # Without the check the hub's retries wait over a minute; the check waits 2 s at most.
+    assert time.monotonic() - started < _indexing._HUB_WAIT_SECONDS + 6
+    message = str(raised.value)
+    assert message.startswith("cannot load the sentence-transformers model 'no-such-org/")
+    assert unavailable_hub in message
+    assert "so only the local cache was searched" in message
+    assert "download it once while online" in message
+    assert "or pass 'st:<directory of a local copy>'" in message
 
 
 def test_dense_search_ranks_by_exact_cosine(offline_model: object) -> None:

@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -303,15 +304,59 @@ def _no_loading_bar() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
+_HUB_WAIT_SECONDS = 2.0
+"""How long loading a model by name waits for the Hugging Face hub to answer at all."""
+
+
+def _hub_unavailable() -> str | None:
+    """Why the Hugging Face hub will not serve a model now, or ``None`` when it answers.
+
+    Offline mode (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``, read now, not only when
+    huggingface_hub was imported) is one reason; a hub that gives no answer within
+    ``_HUB_WAIT_SECONDS`` is the other. Either way the model is loaded from the local cache
+    alone: asking an unreachable hub costs over a minute of retries for every file.
+    """
+    constants = importlib.import_module("huggingface_hub.constants")
+    flags = (os.environ.get(var, "").upper() for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if getattr(constants, "HF_HUB_OFFLINE", False) or any(
+        flag in {"1", "ON", "YES", "TRUE"} for flag in flags
+    ):
+        return "offline mode is on (HF_HUB_OFFLINE)"
+    endpoint = str(constants.ENDPOINT)
+    session = importlib.import_module("huggingface_hub").get_session()
+    problems: list[str] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        try:
+            session.head(endpoint, timeout=_HUB_WAIT_SECONDS)
+        except Exception as error:  # any failure to get an answer means: not reachable
+            problems.append(f"{type(error).__name__}: {error}")
+        finally:
+            done.set()
+
+    # A thread, because name resolution ignores the request's timeout and can hang far longer.
+    threading.Thread(target=probe, name="ef-hub-probe", daemon=True).start()
+    if not done.wait(_HUB_WAIT_SECONDS):
+        return f"the Hugging Face hub {endpoint} gave no answer within {_HUB_WAIT_SECONDS:g} s"
+    if problems:
+        return f"the Hugging Face hub {endpoint} cannot be reached ({problems[0]})"
+    return None
+
+
 def _load_model(name: str) -> Any:
     sentence_transformers = _require("sentence_transformers", "dense", "dense indexing")
     location = resolve_model(name)
+    unavailable = None if os.path.isdir(location) else _hub_unavailable()
     try:
         with _no_loading_bar():
-            return sentence_transformers.SentenceTransformer(location)
+            return sentence_transformers.SentenceTransformer(
+                location, local_files_only=unavailable is not None
+            )
     except OSError as error:
+        why = f"{unavailable}, so only the local cache was searched: " if unavailable else ""
         raise OSError(
-            f"cannot load the sentence-transformers model {name!r} ({error}); download it "
+            f"cannot load the sentence-transformers model {name!r} ({why}{error}); download it "
             "once while online (the Hugging Face cache keeps it), or pass "
             "'st:<directory of a local copy>'"
         ) from error
