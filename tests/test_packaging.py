@@ -26,7 +26,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from test_plugin_install import _run
+from plugin_venvs import run as _run
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
