@@ -192,6 +192,13 @@ def test_markdown_builds_with_warnings_as_errors(markdown_build):
         assert (markdown_build / guide.name).is_file(), guide.name
 
 
+def test_no_metric_key_renders_as_an_email_link(markdown_build):
+    # docutils turns a bare ``name@k`` into a mailto link; the docs write metric keys as code.
+    pages = [*markdown_build.glob("*.md"), *(markdown_build / "api").glob("*.md")]
+    linked = [page.name for page in pages if "mailto:" in page.read_text(encoding="utf-8")]
+    assert linked == []
+
+
 # --- the reference reads like the spec ---------------------------------------------------------
 
 

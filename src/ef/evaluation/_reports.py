@@ -105,7 +105,7 @@ class RetrievalEvalReport:
 
     @property
     def primary(self) -> float | None:
-        """The headline number — mean NDCG@10, or ``None`` if it was not computed."""
+        """The headline number — mean ``ndcg@10``, or ``None`` if it was not computed."""
         return self.primary_at(10)
 
     def primary_at(self, k: int) -> float | None:
