@@ -164,8 +164,9 @@ def ndcg_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     ideal = summary.ideal_gains
     if not ideal:
         return [0.0] * len(ks)
-    log2 = log2_table(max(ks[-1], len(ideal)))
     positions, gains = summary.positions, summary.gains
+    # Discounts only as far as this query reaches: memory follows the rankings, never k.
+    log2 = log2_table(max(positions[-1] + 1 if positions else 0, min(len(ideal), ks[-1])))
     n_found, n_ideal = len(positions), len(ideal)
     scale = ideal[0]
     out: list[float] = []
@@ -302,7 +303,7 @@ def _builtin_step(
         order.append(name)
     indexes = [_FUSED_ORDER.index(name) for name in order]
     zeros = [0.0] * (len(ks) * len(order))
-    log2 = log2_table(ks[-1])
+    largest_k = ks[-1]
     with_ndcg = "ndcg" in order
 
     def step(summary: RankingSummary) -> list[float]:
@@ -315,6 +316,8 @@ def _builtin_step(
         first = positions[0]
         reciprocal = 1.0 / (first + 1)
         scale = ideal[0]  # positions found imply a positive grade
+        # Discounts only as far as this query reaches: memory follows the rankings, never k.
+        log2 = log2_table(max(positions[-1] + 1, min(n_ideal, largest_k)))
         ndcg: list[float] = []
         recall: list[float] = []
         precision: list[float] = []
