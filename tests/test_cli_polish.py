@@ -94,7 +94,7 @@ def test_ctrl_c_while_ef_evaluation_imports_is_caught_by_the_script_entry_point(
     code = INTERRUPT_AT_IMPORT + (
         "from ef._ef_eval import main\nsys.argv[1:] = ['plugins']\nsys.exit(main())\n"
     )
-    done = python(code, "ef.evaluation._scored")
+    done = python(code, "ef.evaluation._scoring.scored")
     assert (done.returncode, done.stdout, done.stderr) == (130, "", INTERRUPTED)
 
 

@@ -12,8 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ef.evaluation._compare import compare
-from ef.evaluation._retrieval import evaluate_run
+from ef.evaluation import compare, evaluate_run
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
+    DEFAULT_K_VALUES,
     Corpus,
     IncompleteEvaluationWarning,
     evaluate_retrieval,
     read_dataset,
+    redact_url,
     registry,
+    resolve_builtin,
 )
-from ef.evaluation._builtin_datasets import resolve_builtin
-from ef.evaluation._redact import redact_url
-from ef.evaluation._retrieval import DEFAULT_K_VALUES
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -237,7 +237,7 @@ def resolve_retriever(
     """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
 
     - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``;
-    - ``http://…``, ``https://…`` — an :class:`~ef.evaluation._http.HttpRetriever` for the URL;
+    - ``http://…``, ``https://…`` — an :class:`~ef.evaluation.HttpRetriever` for the URL;
     - ``module:attr`` — the object imported from ``module`` (``attr`` may be dotted): a class is
       instantiated with the corpus, ``attr(corpus)``; anything else — a callable
       ``query -> results``, an object with ``search(query, *, limit)``, a ``SourceManager`` —
