@@ -40,8 +40,7 @@ from typing import TYPE_CHECKING
 from ef.evaluation import _builtins, _plugins
 from ef.evaluation._compare.compare import compare
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
-from ef.evaluation._compare.stats import CORRECTIONS
-from ef.evaluation._compare.stats import TESTS as SIGNIFICANCE_TESTS
+from ef.evaluation._compare.stats import CORRECTIONS, SIGNIFICANCE_TESTS
 from ef.evaluation._exceptions import (
     DatasetFormatError,
     EvaluationError,

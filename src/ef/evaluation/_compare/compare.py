@@ -139,8 +139,9 @@ def _check_options(
     if not tests or isinstance(tests, str):
         raise ValueError(f"tests must be a non-empty sequence of names, got {tests!r}")
     for test in tests:
-        if test not in _stats.TESTS:
-            raise ValueError(f"unknown test {test!r}: expected any of {', '.join(_stats.TESTS)}")
+        if test not in _stats.SIGNIFICANCE_TESTS:
+            known = ", ".join(_stats.SIGNIFICANCE_TESTS)
+            raise ValueError(f"unknown test {test!r}: expected any of {known}")
     if correction is not None and correction not in _stats.CORRECTIONS:
         raise ValueError(
             f"unknown correction {correction!r}: "

@@ -24,7 +24,7 @@ from typing import Any
 __all__ = [
     "CORRECTIONS",
     "P_VALUE_TESTS",
-    "TESTS",
+    "SIGNIFICANCE_TESTS",
     "adjust_p_values",
     "bootstrap_interval",
     "cohens_d",
@@ -33,14 +33,14 @@ __all__ = [
     "wilcoxon_test",
 ]
 
-TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap")
-"""Every test :func:`~ef.evaluation.compare` knows, by the name it is asked for."""
+SIGNIFICANCE_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap")
+"""Every significance test :func:`compare` knows, by the name it is asked for (``tests=``)."""
 
 P_VALUE_TESTS = ("t-test", "randomization", "wilcoxon")
 """The tests that give a p-value (the bootstrap gives an interval)."""
 
 CORRECTIONS = ("holm", "bonferroni", "bh")
-"""The multiple-testing corrections, besides ``None`` (no correction)."""
+"""The multiple-testing corrections :func:`compare` knows (``correction=``), besides ``None``."""
 
 _INSTALL_HINT = "pip install 'ef-evaluation[stats]'"
 _RELATIVE_TOLERANCE = 1e-12

@@ -277,7 +277,7 @@ def write_text_atomically(path: PathArg, *, compress: bool | None = None) -> Ite
     replaces it only when the block finishes without an error, so a failure halfway (a bad id
     found late, a full disk) never leaves a truncated file behind and keeps the old one. A FIFO,
     a character device or a standard stream named as a file is written directly instead (see
-    the module's docstring). Errors name ``path``. A name ending in ``.gz`` is written
+    :func:`is_stream`). Errors name ``path``. A name ending in ``.gz`` is written
     gzip-compressed, reproducibly (no timestamp in the header), unless ``compress`` says
     otherwise.
 
