@@ -39,8 +39,8 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from ef.evaluation._http import HttpRetriever
-from ef.evaluation._retrieval import evaluate_retrieval_async
+from ef.evaluation._http.retriever import HttpRetriever
+from ef.evaluation._running.evaluate import evaluate_retrieval_async
 from http_fixtures import running_server
 
 LATENCY = 0.020

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from ef.evaluation._runner import QueryOutcome, RunnerOptions, run_queries_async
+from ef.evaluation._running.runner import QueryOutcome, RunnerOptions, run_queries_async
 
 LATENCY = 0.020
 CONCURRENCY = 200

@@ -170,7 +170,7 @@ def public_names_by_kind(module_name: str, module_order: list[str]) -> dict[str,
 
     def key(name: str) -> tuple[int, str, int, str]:
         origin = origins.get(name, module_name)
-        short = origin.rsplit(".", 1)[-1]
+        short = origin.removeprefix(module_name + ".")
         return (rank.get(short, len(rank)), origin, _source_position(origin, name), name)
 
     grouped: dict[str, list[str]] = {kind: [] for _, kind in _SECTIONS}

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._beir import _DEFAULT_QRELS_PATHS, read_beir, write_beir
-from ef.evaluation._formats import DatasetFormatError
+from ef.evaluation._exceptions import DatasetFormatError
+from ef.evaluation._io.beir import _DEFAULT_QRELS_PATHS, read_beir, write_beir
 
 HEADER = "query-id\tcorpus-id\tscore\n"
 

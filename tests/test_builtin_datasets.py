@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from ef.evaluation import evaluate_retrieval, read_beir, read_dataset
-from ef.evaluation._builtin_datasets import (
+from ef.evaluation._io.builtin_datasets import (
     BUILTIN_PREFIX,
     builtin_dataset_path,
     builtin_datasets,

@@ -37,7 +37,7 @@ from ef.evaluation import (
     write_trec_qrels,
     write_trec_run,
 )
-from ef.evaluation._reports import RetrievalEvalReport
+from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation.cli._common import CliError, Table, parse_cutoffs, render_text
 from ef.evaluation.cli._terminal import column_blocks, natural_width, transposed
 from ef.evaluation.cli.demo import (

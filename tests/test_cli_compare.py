@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ef.evaluation import evaluate_run, read_trec_run, write_trec_qrels, write_trec_run
-from ef.evaluation._compare import compare
-from ef.evaluation._comparison_report import ComparisonReport
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation.cli import main
 
 FAST = ("--permutations", "500", "--resamples", "500")

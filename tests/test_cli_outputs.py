@@ -456,7 +456,7 @@ def test_only_the_first_failures_are_listed(capsys: pytest.CaptureFixture[str]) 
     import warnings
 
     from ef.evaluation import IncompleteEvaluationWarning, RetrievalEvalReport
-    from ef.evaluation._reports import QueryFailure
+    from ef.evaluation._report.reports import QueryFailure
     from ef.evaluation.cli._retrieval_outputs import warn_failures
 
     failures = [QueryFailure(f"q{i}", "TimeoutError", "no answer\nat all", 2) for i in range(8)]

@@ -24,7 +24,7 @@ from ef.evaluation import (
     read_trec_run,
     write_beir,
 )
-from ef.evaluation._builtin_datasets import builtin_dataset_path
+from ef.evaluation._io.builtin_datasets import builtin_dataset_path
 from ef.evaluation.cli import demo, retrieval
 from ef.evaluation.cli._common import EXIT_USAGE, ArgumentParser, CliError
 from ef.source_manager import ingest

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._compare import compare
-from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
-from ef.evaluation._reports import QueryFailure, RetrievalEvalReport
-from ef.evaluation._retrieval import evaluate_run
-from ef.evaluation._stats import adjust_p_values, paired_t_test, randomization_test
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._compare.stats import adjust_p_values, paired_t_test, randomization_test
+from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport
+from ef.evaluation._running.evaluate import evaluate_run
 
 ALL_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap")
 
@@ -346,7 +346,7 @@ def test_computed_report_round_trips_through_json():
 
 def test_importing_the_comparison_does_not_import_scipy():
     code = (
-        "import sys, ef.evaluation._compare, ef.evaluation._compare_render; "
+        "import sys, ef.evaluation._compare.compare, ef.evaluation._compare.render; "
         "sys.exit('scipy' in sys.modules or 'numpy' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False, timeout=60).returncode == 0

@@ -13,16 +13,16 @@ import pytest
 from scipy import stats
 
 from ef.evaluation import hookimpl
-from ef.evaluation._compare import compare
-from ef.evaluation._reports import RetrievalEvalReport
-from ef.evaluation._retrieval import evaluate_run
-from ef.evaluation._stats import (
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.stats import (
     bootstrap_interval,
     cohens_d,
     paired_t_test,
     randomization_test,
     wilcoxon_test,
 )
+from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation.testing import registered_plugin
 
 # 0.3 - 0.2 == 0.09999999999999998 and 0.2 - 0.1 == 0.1: one difference, written two ways.

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ef.evaluation._compare import compare
-from ef.evaluation._retrieval import evaluate_run
+from ef.evaluation import compare, evaluate_run
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from ef.evaluation._compare import compare
-from ef.evaluation._compare_render import caption, to_details_table, to_latex, to_markdown
-from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
-from ef.evaluation._reports import RetrievalEvalReport
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.render import caption, to_details_table, to_latex, to_markdown
+from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._report.reports import RetrievalEvalReport
 
 METRICS = ("ndcg@10", "map@100")
 

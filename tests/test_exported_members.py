@@ -28,6 +28,18 @@ SPEC_NAMES = {
 }
 
 ADDED_NAMES = {
+    "CORRECTIONS",
+    "DEFAULT_K_VALUES",
+    "EvaluationError",
+    "EvaluationWarning",
+    "JournalCorruptError",
+    "SIGNIFICANCE_TESTS",
+    "is_stream",
+    "loads_strict",
+    "read_rag_samples",
+    "redact_url",
+    "resolve_builtin",
+    "write_text_atomically",
     "ComparisonReport",
     "PairedComparison",
     "compare",

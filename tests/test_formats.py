@@ -13,13 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ef.evaluation._formats import (
-    DatasetFormatError,
-    find_line,
-    format_number,
-    open_text,
-    write_text_atomically,
-)
+from ef.evaluation._exceptions import DatasetFormatError
+from ef.evaluation._io.atomic import write_text_atomically
+from ef.evaluation._io.files import find_line, format_number, open_text
 
 
 def read_lines(path: Path) -> list[str]:

@@ -22,22 +22,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ef.evaluation._http import (
+from ef.evaluation._exceptions import (
     HttpClientError,
     HttpConnectionError,
-    HttpRetriever,
     HttpServerError,
     HttpStatusError,
-    ResponseShapeError,
-    _fill,
-)
-from ef.evaluation._retrieval import (
     IncompleteEvaluationWarning,
+    QueryError,
+    ResponseShapeError,
+)
+from ef.evaluation._http.retriever import HttpRetriever, _fill
+from ef.evaluation._running.evaluate import (
     evaluate_retrieval,
     evaluate_retrieval_async,
     evaluate_run,
 )
-from ef.evaluation._runner import QueryError
 from ef.source_manager import SearchHit
 from http_fixtures import Dataset, SearchServer, running_server
 

@@ -21,7 +21,7 @@ from ef.evaluation import (
     journal_to_trec_run,
     read_trec_run,
 )
-from ef.evaluation._journal import Journal, JournalEntry
+from ef.evaluation._running.journal import Journal, JournalEntry
 from ef.segments import Segment
 from ef.source_manager import SearchHit
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._lexical import (
+from ef.evaluation._rag.lexical import (
     context_precision,
     context_recall,
     exact_match,

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from ef.evaluation import read_beir, read_trec_run, write_beir, write_trec_qrels, write_trec_run
-from ef.evaluation._atomic import is_stream, write_files_atomically
-from ef.evaluation._formats import write_text_atomically
+from ef.evaluation._io.atomic import is_stream, write_files_atomically, write_text_atomically
 
 BIG_RUN = {f"q{i}": {f"doc-{i}-{j}": 1000.0 - j for j in range(1000)} for i in range(60)}
 """A run of about 2.5 MB as text: more than the small disk holds."""

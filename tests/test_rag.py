@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation import _lexical, _rag
-from ef.evaluation._rag import BUILTIN_RAG_METRICS, evaluate_rag
-from ef.evaluation._reports import RagEvalReport
+from ef.evaluation._rag import evaluate as _rag
+from ef.evaluation._rag import lexical as _lexical
+from ef.evaluation._rag.evaluate import evaluate_rag
+from ef.evaluation._rag.sample_metrics import BUILTIN_RAG_METRICS, sample_exact_match
+from ef.evaluation._report.reports import RagEvalReport
 
 DEFAULT_METRICS = ("exact_match", "token_f1", "context_recall", "context_precision")
 
@@ -94,7 +96,7 @@ def test_spec_example() -> None:
 
 def test_builtins_are_in_the_default_order() -> None:
     assert list(BUILTIN_RAG_METRICS) == [*DEFAULT_METRICS, "non_empty_rate"]
-    assert BUILTIN_RAG_METRICS["exact_match"] is _rag.exact_match
+    assert BUILTIN_RAG_METRICS["exact_match"] is sample_exact_match
 
 
 def test_samples_without_reference_are_not_covered() -> None:

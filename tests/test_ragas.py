@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._ragas import as_ragas_dataset
+from ef.evaluation._rag.ragas import as_ragas_dataset
 
 INSTALL_HINT = "pip install 'ef-evaluation[ragas]'"
 
@@ -152,7 +152,7 @@ def test_ragas_imports_offline_without_key_or_warnings() -> None:
         "    raise SystemExit('network access attempted')\n"
         "socket.socket.connect = refuse\n"
         "socket.getaddrinfo = refuse\n"
-        "from ef.evaluation._ragas import as_ragas_dataset\n"
+        "from ef.evaluation._rag.ragas import as_ragas_dataset\n"
         "dataset = as_ragas_dataset([{'response': 'r', 'reference': 'x'}])\n"
         "assert dataset.to_list() == [{'response': 'r', 'reference': 'x'}]\n"
     )

@@ -37,7 +37,7 @@ from ef.evaluation import (
     write_trec_qrels,
     write_trec_run,
 )
-from ef.evaluation._lines import MAX_JSONL_LINE, MAX_TREC_LINE
+from ef.evaluation._io.lines import MAX_JSONL_LINE, MAX_TREC_LINE
 from ef.evaluation.cli import main
 from ef.evaluation.cli.rag import read_samples
 
@@ -503,7 +503,7 @@ def test_reports_rebuilt_from_dicts_accept_no_string_as_a_number() -> None:
 
 
 def test_comparison_reports_check_every_field() -> None:
-    from ef.evaluation._compare import compare
+    from ef.evaluation._compare.compare import compare
 
     def scored(values: dict[str, float]) -> RetrievalEvalReport:
         per_query = {q: {"ndcg@10": v} for q, v in values.items()}

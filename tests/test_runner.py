@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._reports import QueryFailure
-from ef.evaluation._runner import (
-    QueryError,
+from ef.evaluation._exceptions import QueryError
+from ef.evaluation._report.reports import QueryFailure
+from ef.evaluation._running.runner import (
     QueryOutcome,
     RunnerOptions,
     error_type_name,

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef.evaluation._plugins import lookup_metrics
-from ef.evaluation._scoring import ScoringPlan, summarize
+from ef.evaluation._scoring.ranked import ScoringPlan, summarize
 from oracle import PRIMITIVES
 
 DOCS = [f"d{i}" for i in range(40)]

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation import _scored
 from ef.evaluation._plugins import lookup_metrics
-from ef.evaluation._retrieval import evaluate_run
-from ef.evaluation._scored import summarize_scores
-from ef.evaluation._scoring import RankingSummary, ScoringPlan, summarize
-from ef.evaluation._trec import rank_by_score
+from ef.evaluation._running.evaluate import evaluate_run
+from ef.evaluation._scoring import scored as _scored
+from ef.evaluation._scoring.order import rank_by_score
+from ef.evaluation._scoring.ranked import RankingSummary, ScoringPlan, summarize
+from ef.evaluation._scoring.scored import summarize_scores
 
 DOCS = [f"d{i:02d}" for i in range(30)]
 GRADES = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0])

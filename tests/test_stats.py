@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ef.evaluation._stats import (
+from ef.evaluation._compare.stats import (
     adjust_p_values,
     bootstrap_interval,
     cohens_d,

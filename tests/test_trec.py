@@ -12,15 +12,9 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._formats import DatasetFormatError
-from ef.evaluation._trec import (
-    rank_by_score,
-    rankings_from_run,
-    read_trec_qrels,
-    read_trec_run,
-    write_trec_qrels,
-    write_trec_run,
-)
+from ef.evaluation._exceptions import DatasetFormatError
+from ef.evaluation._io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from ef.evaluation._scoring.order import rank_by_score, rankings_from_run
 
 # Every test reads run files with the compiled parser plugin and with the built-in reader.
 pytestmark = pytest.mark.usefixtures("trec_run_parser")

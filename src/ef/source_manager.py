@@ -4,34 +4,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
-from typing import Protocol, runtime_checkable
 
-import attrs
-
-from ef.segments import Segment
+from ef._search_types import SearchableCorpus, SearchHit
 
 __all__ = ["SearchHit", "SearchableCorpus", "SourceManager", "ingest"]
 
-
-@attrs.frozen
-class SearchHit:
-    """One search result: a segment and its score (higher is better).
-
-    >>> SearchHit(Segment("d1", "text"), 0.5).segment.source_id
-    'd1'
-    """
-
-    segment: Segment
-    score: float
-
-
-@runtime_checkable
-class SearchableCorpus(Protocol):
-    """Anything that answers ``search(query, *, limit)`` with hits, best first."""
-
-    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
-        """Return up to ``limit`` hits for ``query``, best first."""
-        ...
+# Defined apart so that the indexes (ef._indexing) can use them without importing this module,
+# which imports the indexes; shown, pickled and documented as ef.source_manager's.
+SearchHit.__module__ = SearchableCorpus.__module__ = __name__
 
 
 class SourceManager:
@@ -45,6 +25,7 @@ class SourceManager:
     ...         self.hits = hits
     ...     def search(self, query, *, limit=10):
     ...         return self.hits[:limit]
+    >>> from ef.segments import Segment
     >>> manager = SourceManager()
     >>> manager.add("a", Fixed([SearchHit(Segment("a1", "x"), 0.9)]))
     >>> manager.add("b", Fixed([SearchHit(Segment("b1", "y"), 0.95)]))

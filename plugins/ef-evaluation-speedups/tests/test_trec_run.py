@@ -27,9 +27,9 @@ from unittest import mock
 
 import pytest
 from ef.evaluation import DatasetFormatError, read_trec_run, write_trec_run
-from ef.evaluation import _qrels as core_qrels
-from ef.evaluation import _trec as core_trec
-from ef.evaluation._formats import open_binary, open_text
+from ef.evaluation._io import qrels as core_qrels
+from ef.evaluation._io import trec as core_trec
+from ef.evaluation._io.files import open_binary, open_text
 from ef.evaluation._plugins import HOST
 from ef.evaluation.testing import registered_plugin
 from hypothesis import (

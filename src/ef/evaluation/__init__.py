@@ -37,15 +37,60 @@ Example — score a retriever against a tiny BEIR-shaped triple:
 
 from typing import TYPE_CHECKING
 
-from ef.evaluation._beir import read_beir, write_beir
-from ef.evaluation._collector import Progress
-from ef.evaluation._compare import compare
-from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
-from ef.evaluation._formats import DatasetFormatError
-from ef.evaluation._hookspecs import hookimpl
-from ef.evaluation._journal import JournalMismatchError, journal_to_trec_run
-from ef.evaluation._lexical import context_precision, context_recall, exact_match, token_f1
-from ef.evaluation._metrics import (
+from ef.evaluation import _builtins, _plugins
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._compare.stats import CORRECTIONS, SIGNIFICANCE_TESTS
+from ef.evaluation._exceptions import (
+    DatasetFormatError,
+    EvaluationError,
+    EvaluationWarning,
+    HttpClientError,
+    HttpConnectionError,
+    HttpServerError,
+    HttpStatusError,
+    IncompleteEvaluationWarning,
+    JournalCorruptError,
+    JournalMismatchError,
+    PluginWarning,
+    QueryError,
+    ResponseShapeError,
+)
+from ef.evaluation._io.atomic import is_stream, write_text_atomically
+from ef.evaluation._io.beir import read_beir, write_beir
+from ef.evaluation._io.builtin_datasets import resolve_builtin
+from ef.evaluation._io.rag_samples import read_rag_samples
+from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec_run
+from ef.evaluation._json import loads_strict
+from ef.evaluation._plugins.active import (
+    RETRIEVAL_METRICS,
+    list_plugins,
+    read_dataset,
+    read_trec_run,
+    registry,
+)
+from ef.evaluation._plugins.hookspecs import hookimpl
+from ef.evaluation._plugins.registry import (
+    DatasetReader,
+    PluginInfo,
+    RagMetric,
+    Registry,
+    RetrievalMetric,
+)
+from ef.evaluation._rag.evaluate import evaluate_rag
+from ef.evaluation._rag.lexical import context_precision, context_recall, exact_match, token_f1
+from ef.evaluation._rag.ragas import as_ragas_dataset
+from ef.evaluation._redact import redact_url
+from ef.evaluation._report.reports import QueryFailure, RagEvalReport, RetrievalEvalReport
+from ef.evaluation._running.evaluate import (
+    DEFAULT_K_VALUES,
+    evaluate_retrieval,
+    evaluate_retrieval_async,
+    evaluate_run,
+)
+from ef.evaluation._running.journal import journal_to_trec_run
+from ef.evaluation._scoring.aggregate import Progress
+from ef.evaluation._scoring.metrics import (
     average_precision,
     dcg_at_k,
     ndcg_at_k,
@@ -53,70 +98,38 @@ from ef.evaluation._metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from ef.evaluation._plugins import (
-    RETRIEVAL_METRICS,
-    PluginWarning,
-    list_plugins,
-    read_dataset,
-    registry,
-)
-from ef.evaluation._rag import evaluate_rag
-from ef.evaluation._ragas import as_ragas_dataset
-from ef.evaluation._registry import (
-    DatasetReader,
-    PluginInfo,
-    RagMetric,
-    Registry,
-    RetrievalMetric,
-)
-from ef.evaluation._reports import QueryFailure, RagEvalReport, RetrievalEvalReport
-from ef.evaluation._retrieval import (
-    IncompleteEvaluationWarning,
-    evaluate_retrieval,
-    evaluate_retrieval_async,
-    evaluate_run,
-)
-from ef.evaluation._runner_options import QueryError
-from ef.evaluation._scoring import RankingSummary
-from ef.evaluation._trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
 
 if TYPE_CHECKING:
-    from ef.evaluation._http import (
-        HttpClientError,
-        HttpConnectionError,
-        HttpRetriever,
-        HttpServerError,
-        HttpStatusError,
-        ResponseShapeError,
-    )
+    from ef.evaluation._http.retriever import HttpRetriever
+
+# The one wiring call: the plugin host is handed the built-in plugins (imported when plugins
+# first load, not now).
+_plugins.HOST.use_builtins(_builtins.load)
 
 # Imported on first use, not with the package: the HTTP client brings asyncio (tens of ms),
 # which scoring a run or reading a dataset never needs.
-_LAZY = dict.fromkeys(
-    (
-        "HttpClientError",
-        "HttpConnectionError",
-        "HttpRetriever",
-        "HttpServerError",
-        "HttpStatusError",
-        "ResponseShapeError",
-    ),
-    "ef.evaluation._http",
-)
+_LAZY = {"HttpRetriever": "ef.evaluation._http.retriever"}
 
 __all__ = [
+    "CORRECTIONS",
+    "DEFAULT_K_VALUES",
     "RETRIEVAL_METRICS",
+    "SIGNIFICANCE_TESTS",
     "ComparisonReport",
     "Corpus",
     "DatasetFormatError",
     "DatasetReader",
+    "EvaluationError",
+    "EvaluationWarning",
     "HttpClientError",
     "HttpConnectionError",
     "HttpRetriever",
     "HttpServerError",
     "HttpStatusError",
     "IncompleteEvaluationWarning",
+    "JournalCorruptError",
     "JournalMismatchError",
     "PairedComparison",
     "PluginInfo",
@@ -147,19 +160,25 @@ __all__ = [
     "evaluate_run",
     "exact_match",
     "hookimpl",
+    "is_stream",
     "journal_to_trec_run",
     "list_plugins",
+    "loads_strict",
     "ndcg_at_k",
     "precision_at_k",
     "read_beir",
     "read_dataset",
+    "read_rag_samples",
     "read_trec_qrels",
     "read_trec_run",
     "recall_at_k",
     "reciprocal_rank",
+    "redact_url",
     "registry",
+    "resolve_builtin",
     "token_f1",
     "write_beir",
+    "write_text_atomically",
     "write_trec_qrels",
     "write_trec_run",
 ]

@@ -14,14 +14,12 @@ import json
 import re
 from typing import Any
 
-__all__ = ["JsonProblem", "loads_strict"]
+from ef.evaluation._exceptions import JsonProblem
+
+__all__ = ["JsonProblem", "json_type", "loads_strict"]
 
 # An escaped UTF-16 surrogate (high or low); only then can a decoded string hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class JsonProblem(ValueError):
-    """Text that is not strict JSON; the message says what was wrong, without a place."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -46,11 +44,11 @@ def loads_strict(text: str | bytes) -> Any:
     >>> loads_strict('[NaN]')
     Traceback (most recent call last):
     ...
-    ef.evaluation._json.JsonProblem: NaN is not a JSON number
+    ef.evaluation._exceptions.JsonProblem: NaN is not a JSON number
     >>> loads_strict('"\\\\ud800"')
     Traceback (most recent call last):
     ...
-    ef.evaluation._json.JsonProblem: a string holds a lone UTF-16 surrogate (\\ud800)
+    ef.evaluation._exceptions.JsonProblem: a string holds a lone UTF-16 surrogate (\\ud800)
     """
     if isinstance(text, bytes | bytearray):
         try:
@@ -96,3 +94,16 @@ def _check_encodable(value: Any) -> None:
                 raise JsonProblem(
                     f"a string holds a lone UTF-16 surrogate (\\u{code:04x})"
                 ) from None
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

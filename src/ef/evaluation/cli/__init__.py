@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, TextIO
 
-from ef.evaluation._redact import redact_url
+from ef.evaluation import redact_url
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main"]

@@ -10,16 +10,14 @@ should end the command with a one-line message raises :class:`CliError`.
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-import attrs
-
-from ef.evaluation import RetrievalEvalReport
+from ef.evaluation import EvaluationError, RetrievalEvalReport
 from ef.evaluation.cli._output import json_text, overwritten_input, redact, write_text
+from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text
 
 if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -54,15 +52,14 @@ EXIT_USAGE = 2
 
 FORMATS = ("table", "json", "markdown", "csv")
 
-Cell: TypeAlias = str | int | float | None
-"""A table cell: text, a count, a metric value, or nothing (a metric that did not apply)."""
-
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 """What a subcommand registers with ``parser.set_defaults(handler=...)``."""
 
 
-class CliError(Exception):
+class CliError(EvaluationError):
     """An error reported as one ``ef-eval: error: ...`` line, ending the command.
+
+    An :class:`~ef.evaluation.EvaluationError`, like every error the library raises.
 
     :param message: what went wrong, and where.
     :param exit_code: :data:`EXIT_USAGE` for a bad command line, else :data:`EXIT_RUNTIME`.
@@ -92,55 +89,6 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see '{self.prog} --help')", exit_code=EXIT_USAGE)
-
-
-def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(values)
-
-
-def _row_tuple(rows: Iterable[Iterable[Cell]]) -> tuple[tuple[Cell, ...], ...]:
-    return tuple(tuple(row) for row in rows)
-
-
-@attrs.frozen
-class Table:
-    """Rows under named columns, with a title saying what was measured.
-
-    :param title: one line saying what the numbers are (shown above the terminal table).
-    :param columns: the column names.
-    :param rows: one tuple of cells per row, as long as ``columns``.
-    :raises ValueError: if a row's length differs from the number of columns.
-
-    >>> Table("demo", ["run", "ndcg@10"], [["bm25", 0.5]]).rows
-    (('bm25', 0.5),)
-    """
-
-    title: str
-    columns: tuple[str, ...] = attrs.field(converter=_cell_tuple)
-    rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_row_tuple)
-
-    def __attrs_post_init__(self) -> None:
-        for row in self.rows:
-            if len(row) != len(self.columns):
-                raise ValueError(f"row {row!r} has {len(row)} cells; expected {len(self.columns)}")
-
-    def numeric(self, column: int) -> bool:
-        """Whether every filled cell of ``column`` is a number (right-aligned when shown)."""
-        cells = [row[column] for row in self.rows if row[column] is not None]
-        return bool(cells) and all(isinstance(cell, int | float) for cell in cells)
-
-
-def format_cell(value: Cell, *, missing: str = "") -> str:
-    """A cell as text: numbers with 4 decimals, counts as they are, ``missing`` for None.
-
-    >>> format_cell(0.630929753), format_cell(12), format_cell(None, missing="-")
-    ('0.6309', '12', '-')
-    """
-    if value is None:
-        return missing
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
 
 
 # options
@@ -293,24 +241,6 @@ def retrieval_table(
 # rendering
 
 
-def _markdown(table: Table) -> str:
-    def escape(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
-
-    rule = ["---:" if table.numeric(i) else "---" for i in range(len(table.columns))]
-    lines = [table.columns, rule]
-    lines += [[escape(format_cell(cell, missing="-")) for cell in row] for row in table.rows]
-    return "".join(f"| {' | '.join(map(escape, line))} |\n" for line in lines)
-
-
-def _csv(table: Table) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.columns)
-    writer.writerows([format_cell(cell) for cell in row] for row in table.rows)
-    return buffer.getvalue()
-
-
 def render_text(table: Table, data: Any, output_format: str) -> str:
     """The text of ``table`` (or of ``data``, for JSON) in a file format.
 
@@ -331,9 +261,9 @@ def render_text(table: Table, data: Any, output_format: str) -> str:
         except ValueError as error:
             raise CliError(str(error)) from error
     if output_format == "markdown":
-        return _markdown(table)
+        return markdown_text(table)
     if output_format == "csv":
-        return _csv(table)
+        return csv_text(table)
     raise ValueError(f"unknown format {output_format!r}; expected json, markdown or csv")
 
 

@@ -1,11 +1,11 @@
 """What ``ef-eval`` writes, and where: strict JSON, no credentials, no input overwritten.
 
 - A file named by ``--output`` (or ``--save-run``) is replaced all at once
-  (:func:`~ef.evaluation._atomic.write_text_atomically`): a failure keeps the old file. A FIFO, a
+  (:func:`~ef.evaluation.write_text_atomically`): a failure keeps the old file. A FIFO, a
   device or ``/dev/stdout`` is written as a stream; ``-`` is standard output.
 - An output that would replace one of the command's inputs is refused before anything runs.
 - Everything shown — titles, row labels, JSON — has the password of any URL hidden
-  (:func:`~ef.evaluation._redact.redact_url`): ``--retriever http://alice:S3CRET@host/`` is shown
+  (:func:`~ef.evaluation.redact_url`): ``--retriever http://alice:S3CRET@host/`` is shown
   as ``http://alice:***@host/``.
 - JSON is strict: a NaN or an infinity is an error naming where it is, never ``NaN`` text.
 """
@@ -19,8 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ef.evaluation._atomic import is_stream, write_text_atomically
-from ef.evaluation._redact import redact_url
+from ef.evaluation import is_stream, redact_url, write_text_atomically
 
 __all__ = ["json_text", "overwritten_input", "redact", "same_file", "write_text"]
 

@@ -22,8 +22,12 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 
-from ef.evaluation import IncompleteEvaluationWarning, RetrievalEvalReport, journal_to_trec_run
-from ef.evaluation._redact import redact_url
+from ef.evaluation import (
+    IncompleteEvaluationWarning,
+    RetrievalEvalReport,
+    journal_to_trec_run,
+    redact_url,
+)
 from ef.evaluation.cli._common import CliError
 
 __all__ = ["FAILURES_SHOWN", "RunJournal", "warn_failures"]

@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ef.evaluation.cli._common import Table, format_cell
+from ef.evaluation.cli._table import Table, format_cell
 
 __all__ = ["column_blocks", "natural_width", "print_table", "transposed"]
 

@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
+    CORRECTIONS,
+    SIGNIFICANCE_TESTS,
     ComparisonReport,
     Qrels,
     RetrievalEvalReport,
     compare,
+    loads_strict,
     read_dataset,
     read_trec_qrels,
     read_trec_run,
     registry,
 )
-from ef.evaluation._json import JsonProblem, loads_strict
-from ef.evaluation._stats import CORRECTIONS, TESTS
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -101,7 +102,7 @@ def add_parser(subparsers: Subparsers) -> None:
         type=parse_names,
         default=("t-test", "randomization"),
         metavar="NAME[,NAME...]",
-        help=f"tests to run: {', '.join(TESTS)} (default: t-test,randomization); "
+        help=f"tests to run: {', '.join(SIGNIFICANCE_TESTS)} (default: t-test,randomization); "
         "the first one marks the table",
     )
     parser.add_argument(
@@ -198,7 +199,7 @@ def _load_json(path: str) -> Any:
         raise CliError(f"cannot read {path}: {error.strerror or error}") from error
     try:
         return loads_strict(raw)
-    except JsonProblem as problem:
+    except ValueError as problem:  # a JsonProblem: the text is not strict JSON
         # loads_strict counts columns from the start of the file: name the line instead.
         message = _syntax_error(path, raw) or f"{path}: not JSON: {problem}"
         raise CliError(message) from None
@@ -297,7 +298,7 @@ def _plain(renderables: Sequence[RenderableType]) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Compare the systems and print the report in the chosen format."""
-    check_names(args.tests, TESTS, "test")
+    check_names(args.tests, SIGNIFICANCE_TESTS, "test")
     systems, qrels, names_by_path = _systems(args)
     baseline = _baseline(args.baseline, systems, names_by_path)
     report = compare(

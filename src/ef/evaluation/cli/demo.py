@@ -13,7 +13,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ef.evaluation import Corpus, Qrels, Queries, evaluate_retrieval, read_beir, registry
-from ef.evaluation._builtin_datasets import BUILTIN_PREFIX, builtin_dataset_path
 from ef.evaluation.cli._common import (
     CliError,
     add_metric_options,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEMO_DATASET",
     "DEMO_K_VALUES",
+    "DEMO_SOURCE",
     "SEGMENTS_PER_CUTOFF",
     "add_parser",
     "demo_dataset",
@@ -40,6 +40,9 @@ __all__ = [
 
 DEMO_DATASET = "stdlib-docs"
 """The bundled dataset the demo scores on, ``builtin:stdlib-docs``."""
+
+DEMO_SOURCE = f"builtin:{DEMO_DATASET}"
+"""How the readers and ``ef-eval retrieval`` name that dataset."""
 
 DEMO_K_VALUES = (1, 5, 10)
 """The demo's default cutoffs: NDCG@10, the headline number, and two shallower views."""
@@ -58,7 +61,7 @@ def demo_dataset() -> tuple[Corpus, Queries, Qrels]:
     >>> qrels['q02']['os.path.exists']
     3.0
     """
-    return read_beir(builtin_dataset_path(DEMO_DATASET))
+    return read_beir(DEMO_SOURCE)
 
 
 def demo_retriever(corpus: Corpus) -> SearchableCorpus:
@@ -80,10 +83,10 @@ def add_parser(subparsers: Subparsers) -> None:
         "demo",
         help="score the built-in BM25 retriever on the bundled dataset (no files needed)",
         description="Score the built-in BM25 retriever (ingest(corpus, embedder='bm25'), the "
-        f"bm25 extra) on the bundled dataset {BUILTIN_PREFIX}{DEMO_DATASET}: 1,098 docstrings "
+        f"bm25 extra) on the bundled dataset {DEMO_SOURCE}: 1,098 docstrings "
         "of Python's standard library, 40 questions, graded judgements. Cutoffs default to "
         f"{','.join(map(str, DEMO_K_VALUES))} here. 'ef-eval retrieval "
-        f"{BUILTIN_PREFIX}{DEMO_DATASET} --retriever ...' scores another retriever on it.",
+        f"{DEMO_SOURCE} --retriever ...' scores another retriever on it.",
     )
     add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
     add_output_options(parser)
@@ -101,10 +104,7 @@ def handle(args: argparse.Namespace) -> int:
     options = {"k_values": DEMO_K_VALUES, **retrieval_options(args)}
     limit = SEGMENTS_PER_CUTOFF * max(options["k_values"])
     report = evaluate_retrieval(retriever, qrels, queries, limit=limit, **options)
-    title = (
-        f"BM25 on {BUILTIN_PREFIX}{DEMO_DATASET}: {len(corpus):,} documents, "
-        f"{report.n_queries} queries"
-    )
+    title = f"BM25 on {DEMO_SOURCE}: {len(corpus):,} documents, {report.n_queries} queries"
     table = retrieval_table(title, {"bm25": report}, label="retriever", per_query=args.per_query)
     emit(args, table, report.to_dict())
     return 0

@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ef.evaluation import list_plugins, registry
-from ef.evaluation._hookspecs import PROJECT
+from ef.evaluation import hookimpl, list_plugins, registry
 from ef.evaluation.cli._common import Table, add_output_options, emit
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "handle", "installed_plugins"]
 
-_HOOK_PREFIX = f"{PROJECT.replace('.', '_')}_"
+_HOOK_PREFIX = f"{hookimpl.project_name.replace('.', '_')}_"
 
 
 def add_parser(subparsers: Subparsers) -> None:

@@ -14,9 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ef.evaluation import DatasetFormatError, RagEvalReport, evaluate_rag, registry
-from ef.evaluation._formats import PathArg, json_type, open_text, rereadable
-from ef.evaluation._lines import MAX_JSONL_LINE, bounded_lines, check_length, load_json_line
+from ef.evaluation import RagEvalReport, evaluate_rag, read_rag_samples, registry
 from ef.evaluation.cli._common import (
     Cell,
     CliError,
@@ -60,44 +58,15 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def read_samples(path: str) -> list[tuple[int, dict[str, Any]]]:
-    """Read a JSON Lines file into ``(line number, object)`` pairs, skipping blank lines.
+    """:func:`~ef.evaluation.read_rag_samples`, refusing a file without any sample.
 
-    Each line is strict JSON (no ``NaN``, no lone surrogate, no integer of more than 4300
-    digits, no nesting too deep to decode) of at most 64 MiB. A pipe or FIFO is copied once to
-    a temporary file, so an error can still name its line.
-
-    :raises DatasetFormatError: naming the file and line, for a line that is not strict JSON,
-        not a JSON object, too long, or not UTF-8.
+    :raises DatasetFormatError: naming the file and line, for a line that is not a strict JSON
+        object (see :func:`~ef.evaluation.read_rag_samples`).
     :raises CliError: if the file holds no sample at all.
-
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp, "samples.jsonl")
-    ...     _ = path.write_text('{"response": "Paris"}\\n\\n{"response": "Rome"}\\n')
-    ...     print(read_samples(str(path)))
-    [(1, {'response': 'Paris'}), (3, {'response': 'Rome'})]
     """
-    with rereadable(path) as source:
-        samples = _read_sample_lines(source)
+    samples = read_rag_samples(path)
     if not samples:
         raise CliError(f"{path}: no samples; expected {_SAMPLE_LINE}")
-    return samples
-
-
-def _read_sample_lines(path: PathArg) -> list[tuple[int, dict[str, Any]]]:
-    samples: list[tuple[int, dict[str, Any]]] = []
-    with open_text(path) as lines:
-        for number, line in enumerate(bounded_lines(lines, MAX_JSONL_LINE), 1):
-            if len(line) > MAX_JSONL_LINE // 4:
-                check_length(path, number, line, MAX_JSONL_LINE)
-            if not line.strip():
-                continue
-            record = load_json_line(path, number, line, _SAMPLE_LINE)
-            if not isinstance(record, dict):
-                raise DatasetFormatError(
-                    path, number, f"found a JSON {json_type(record)}, not an object", _SAMPLE_LINE
-                )
-            samples.append((number, record))
     return samples
 
 

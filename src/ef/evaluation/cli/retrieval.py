@@ -1,36 +1,33 @@
 """``ef-eval retrieval DATASET --retriever SPEC``: a baseline on a dataset in one command.
 
 The dataset is anything a registered reader reads (a BEIR folder by default, or
-``builtin:NAME``). The retriever is named by ``--retriever``, resolved by
-:func:`resolve_retriever`; the evaluation is :func:`~ef.evaluation.evaluate_retrieval` with the
-runner's options as flags. On a terminal a progress bar on standard error shows the queries
-done, the rate, the failures and the running NDCG@10; anywhere else nothing is drawn. What the
-command writes — the report, ``--save-run``, the failures — and what it keeps when a step fails
-is in :mod:`ef.evaluation.cli._retrieval_outputs`.
+``builtin:NAME``). The retriever is named by ``--retriever`` (what each form means is in
+:mod:`ef.evaluation.cli._retrievers`); the evaluation is
+:func:`~ef.evaluation.evaluate_retrieval` with the runner's options as flags. On a terminal a
+progress bar on standard error (:mod:`ef.evaluation.cli._progress`) shows the queries done, the
+rate, the failures and the running NDCG@10; anywhere else nothing is drawn. What the command
+writes — the report, ``--save-run``, the failures — and what it keeps when a step fails is in
+:mod:`ef.evaluation.cli._retrieval_outputs`. This module is the command line and the handler.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
-import sys
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
-    Corpus,
+    DEFAULT_K_VALUES,
     IncompleteEvaluationWarning,
     evaluate_retrieval,
     read_dataset,
+    redact_url,
     registry,
+    resolve_builtin,
 )
-from ef.evaluation._builtin_datasets import resolve_builtin
-from ef.evaluation._redact import redact_url
-from ef.evaluation._retrieval import DEFAULT_K_VALUES
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -44,19 +41,12 @@ from ef.evaluation.cli._common import (
 )
 from ef.evaluation.cli._progress import progress_bar, status, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
+from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "progress_bar", "resolve_retriever"]
-
-RETRIEVER_FORMS = (
-    "bm25",
-    "st:MODEL (e.g. st:all-MiniLM-L6-v2)",
-    "module:attr (e.g. mypackage.search:retriever)",
-    "an http:// or https:// URL",
-)
-"""The ``--retriever`` forms, as the help and the error for a bad one list them."""
 
 DESCRIPTION = """\
 Score a retriever on a dataset: a BEIR folder (corpus.jsonl, queries.jsonl, qrels) or a
@@ -70,8 +60,6 @@ answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
 
 SEGMENTS_PER_CUTOFF = 3
 """For bm25 and st:MODEL, segments retrieved per rank of the largest cutoff (unless --limit)."""
-
-_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _positive_int(text: str) -> int:
@@ -205,76 +193,6 @@ def add_parser(subparsers: Subparsers) -> None:
     add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
     add_output_options(parser)
     parser.set_defaults(handler=handle)
-
-
-def _import_object(spec: str) -> Any:
-    module_name, _, attr_path = spec.partition(":")
-    # A console script's sys.path starts at its own folder: make the user's folder importable.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as error:
-        raise CliError(f"--retriever {spec}: cannot import {module_name!r}: {error}") from error
-    for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise CliError(
-                f"--retriever {spec}: {module_name!r} has no attribute {attr_path!r}"
-            ) from None
-    return obj
-
-
-def resolve_retriever(
-    spec: str,
-    corpus: Corpus,
-    *,
-    segment_size: int = 128,
-    overlap: int = 32,
-    http_options: Mapping[str, Any] | None = None,
-) -> Any:
-    """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
-
-    - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``;
-    - ``http://…``, ``https://…`` — an :class:`~ef.evaluation._http.HttpRetriever` for the URL;
-    - ``module:attr`` — the object imported from ``module`` (``attr`` may be dotted): a class is
-      instantiated with the corpus, ``attr(corpus)``; anything else — a callable
-      ``query -> results``, an object with ``search(query, *, limit)``, a ``SourceManager`` —
-      is the retriever as it is.
-
-    :param spec: the ``--retriever`` value.
-    :param corpus: the dataset's documents, ``{doc_id: text}``.
-    :param segment_size: passed to ``ingest``.
-    :param overlap: passed to ``ingest``.
-    :param http_options: keyword arguments for the HTTP retriever.
-    :raises CliError: for a spec of no known form (a usage error listing the forms), or a
-        module or attribute that cannot be imported.
-
-    >>> resolve_retriever("ef.evaluation:evaluate_run", {}).__name__
-    'evaluate_run'
-    """
-    if spec == "bm25" or spec.startswith("st:"):
-        from ef.source_manager import ingest
-
-        return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
-    if spec.startswith(("http://", "https://")):
-        from ef.evaluation import HttpRetriever  # via the package: public names, public modules
-
-        try:
-            return HttpRetriever(spec, **dict(http_options or {}))
-        except (ValueError, TypeError) as error:
-            # A bad header, a bad port, URL credentials beside an Authorization header: the
-            # command line is wrong, and nothing has been sent. The message holds no secret.
-            message = f"--retriever {redact_url(spec)}: {error}"
-            raise CliError(message, exit_code=EXIT_USAGE) from None
-    if _MODULE_ATTR.match(spec):
-        obj = _import_object(spec)
-        return obj(corpus) if isinstance(obj, type) else obj
-    raise CliError(
-        f"unknown retriever {redact_url(spec)!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
-        exit_code=EXIT_USAGE,
-    )
 
 
 def _http_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,0 +1,33 @@
+"""The built-in plugins: plain hook modules the package's wiring hands to the plugin host.
+
+Nothing is imported here at import time: :func:`load` imports the hook modules when the host
+first loads plugins, so ``import ef.evaluation`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import types
+
+__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "load"]
+
+CORE_PLUGIN = "ef.evaluation._builtins"
+"""The name the built-in metrics, RAG metrics and dataset readers are registered under."""
+
+ADAPTERS_PLUGIN = "ef.evaluation._adapters"
+"""The name the built-in retriever adapters and doc id getters are registered under.
+
+Both names are the ones these plugins have always been listed under (``ef-eval plugins``,
+``registry().metrics['ndcg'].plugin``), kept so that output does not change.
+"""
+
+
+def load() -> list[tuple[str, object]]:
+    """The built-in plugins, ``[(name, plugin), ...]`` in registration order."""
+    from ef.evaluation._builtins import adapters, metrics, rag_metrics, readers
+
+    core = types.SimpleNamespace(
+        ef_evaluation_register_metrics=metrics.ef_evaluation_register_metrics,
+        ef_evaluation_register_rag_metrics=rag_metrics.ef_evaluation_register_rag_metrics,
+        ef_evaluation_register_dataset_readers=readers.ef_evaluation_register_dataset_readers,
+    )
+    return [(CORE_PLUGIN, core), (ADAPTERS_PLUGIN, adapters)]

@@ -1,0 +1,1 @@
+"""Comparing systems: paired tests, corrections, ComparisonReport and its renderings."""

@@ -1,0 +1,323 @@
+"""Comparing systems with a baseline: paired per-query values in, a comparison report out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ef.evaluation._compare import stats as _stats
+from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.evaluate import evaluate_run
+from ef.evaluation._types import Qrels, Run
+
+__all__ = ["compare", "example_report"]
+
+_SHOWN_IDS = 10
+
+
+def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
+    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys."""
+    names: list[str] = []
+    cutoffs: list[int] = []
+    for key in metrics:
+        name, at, cutoff = key.partition("@")
+        if at:
+            if not cutoff.isdigit() or int(cutoff) < 1:
+                raise ValueError(f"metric {key!r}: the cutoff after '@' must be an int >= 1")
+            cutoffs.append(int(cutoff))
+        if name not in names:
+            names.append(name)
+    # Metrics without a cutoff (bpref) still need one for the scoring plan; it adds no key.
+    return names, sorted(set(cutoffs)) or [1]
+
+
+def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
+    """How ``key`` should be written when its metric is reported in the other form (with or
+    without a cutoff), judged by the keys ``available`` (``None``: it is, for certain)."""
+    name, at, _ = key.partition("@")
+    if at:
+        if available is None or name in available:
+            return f"{name!r} has no cutoff: name it {name!r}"
+        return None
+    prefix = f"{name}@"
+    example = next((k for k in available or () if k.startswith(prefix)), f"{name}@10")
+    if available is None or example in available:
+        return (
+            f"{name!r} is reported at a cutoff: name it '{name}@K', such as {example!r} "
+            "(only metrics without a cutoff are named alone)"
+        )
+    return None
+
+
+def _shown(ids: Sequence[str]) -> str:
+    more = len(ids) - _SHOWN_IDS
+    listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
+    return listed + (f" and {more} more" if more > 0 else "")
+
+
+def _per_query(
+    name: str, system: object, qrels: Qrels | None, metrics: Sequence[str]
+) -> Mapping[str, Mapping[str, float]]:
+    """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
+    if isinstance(system, RetrievalEvalReport):
+        if system.failures:
+            failed = [failure.query_id for failure in system.failures]
+            raise ValueError(
+                f"system {name!r}: its report has {len(failed)} failed queries "
+                f"({_shown(failed)}) with no values; comparing on the rest would pair fewer "
+                "queries than were judged: evaluate them again first"
+            )
+        return system.per_query
+    if not isinstance(system, Mapping):
+        raise TypeError(
+            f"system {name!r}: expected a RetrievalEvalReport or a run "
+            f"({{query_id: ranking or {{doc_id: score}}}}), got {type(system).__name__}"
+        )
+    if qrels is None:
+        raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
+    names, cutoffs = _metric_plan(metrics)
+    run: Run = system
+    report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names)
+    for key in metrics:
+        if key not in report.metrics:
+            # The keys the plan produced instead are its own doing: name the rule, not them.
+            raise ValueError(f"metric key {key!r}: {_naming_rule(key, None)}")
+    return report.per_query
+
+
+def _paired_values(
+    per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str]
+) -> tuple[int, dict[str, dict[str, list[float]]]]:
+    """Each system's values of each metric, over the same queries in the same order."""
+    query_ids = list(dict.fromkeys(q for values in per_query.values() for q in values))
+    if not query_ids:
+        raise ValueError("no query to compare: every system has empty per-query values")
+    problems = []
+    for name, values in per_query.items():
+        missing = [q for q in query_ids if q not in values]
+        if missing:
+            problems.append(f"system {name!r} lacks {len(missing)} queries: {_shown(missing)}")
+    if problems:
+        raise ValueError(
+            "systems are paired by query id, and every system must have every query; "
+            + "; ".join(problems)
+        )
+    paired: dict[str, dict[str, list[float]]] = {}
+    for name, values in per_query.items():
+        paired[name] = {}
+        for metric in metrics:
+            lacking = [q for q in query_ids if metric not in values[q]]
+            if lacking:
+                available = sorted(values[lacking[0]])
+                rule = _naming_rule(metric, available)
+                hint = f"; {rule}" if rule else ""
+                raise ValueError(
+                    f"system {name!r} has no {metric!r} for queries {_shown(lacking)} "
+                    f"(it has: {', '.join(available) or 'nothing'}){hint}"
+                )
+            paired[name][metric] = [float(values[q][metric]) for q in query_ids]
+    return len(query_ids), paired
+
+
+def _check_options(
+    systems: Mapping[str, object],
+    baseline: str,
+    metrics: Sequence[str],
+    tests: Sequence[str],
+    correction: str | None,
+    alpha: float,
+) -> None:
+    if baseline not in systems:
+        raise ValueError(
+            f"baseline {baseline!r} is not one of the systems ({', '.join(map(repr, systems))})"
+        )
+    if len(systems) < 2:
+        raise ValueError("nothing to compare: give at least one system besides the baseline")
+    if not metrics or isinstance(metrics, str):
+        raise ValueError(f"metrics must be a non-empty sequence of keys, got {metrics!r}")
+    if not tests or isinstance(tests, str):
+        raise ValueError(f"tests must be a non-empty sequence of names, got {tests!r}")
+    for test in tests:
+        if test not in _stats.SIGNIFICANCE_TESTS:
+            known = ", ".join(_stats.SIGNIFICANCE_TESTS)
+            raise ValueError(f"unknown test {test!r}: expected any of {known}")
+    if correction is not None and correction not in _stats.CORRECTIONS:
+        raise ValueError(
+            f"unknown correction {correction!r}: "
+            f"expected one of {', '.join(_stats.CORRECTIONS)} or None"
+        )
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def compare(
+    systems: Mapping[str, RetrievalEvalReport | Run],
+    qrels: Qrels | None = None,
+    *,
+    baseline: str,
+    metrics: Sequence[str] = ("ndcg@10",),
+    tests: Sequence[str] = ("t-test", "randomization"),
+    correction: str | None = "holm",
+    n_permutations: int = 10_000,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence_level: float = 0.95,
+) -> ComparisonReport:
+    """Compare systems with a baseline on per-query values, with paired significance tests.
+
+    Each system is a :class:`RetrievalEvalReport` or a run (``{query_id: ranking}`` or
+    ``{query_id: {doc_id: score}}``, scored against ``qrels`` with :func:`evaluate_run`; a
+    judged query missing from a run scores 0). Values are paired by query id, never by
+    position: every system must have every query, or a :class:`ValueError` names the missing
+    ones — a report with failed queries is refused rather than compared on fewer queries.
+
+    Tests (``scipy.stats``, the optional ``stats`` extra): ``"t-test"`` (paired Student),
+    ``"randomization"`` (Fisher's paired randomisation test, ``n_permutations`` swaps),
+    ``"wilcoxon"`` (signed-rank) and ``"bootstrap"`` (a paired bootstrap interval of the mean
+    difference at ``confidence_level``, ``n_resamples`` resamples); each random test draws
+    from ``numpy.random.default_rng(seed)`` afresh, so the same seed gives the same report.
+    Every comparison also carries wins, ties and losses, and Cohen's d for paired data. The
+    p-values of one test on one metric, over all systems compared with the baseline, form a
+    family adjusted by ``correction``: ``"holm"``, ``"bonferroni"``, ``"bh"``
+    (Benjamini–Hochberg) or ``None``. See :mod:`ef.evaluation._compare.stats` for the edge cases
+    (identical systems give p = 1, effect 0 and the interval (0, 0)).
+
+    :param systems: system name → report or run; the baseline is one of them.
+    :param qrels: the judgements that score the runs (unused for reports).
+    :param baseline: the name of the system the others are compared with.
+    :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``).
+    :param tests: which tests to run; the first decides the significance marks.
+    :param correction: the multiple-testing correction.
+    :param n_permutations: random swaps of the randomisation test.
+    :param n_resamples: resamples of the bootstrap.
+    :param seed: the seed of the random tests.
+    :param alpha: the significance level.
+    :param confidence_level: the coverage of the bootstrap interval.
+    :raises ValueError: for an unknown baseline, test, correction or metric, a run without
+        ``qrels``, or systems that do not all have the same queries and metrics.
+    :raises TypeError: for a system that is neither a report nor a run.
+    :raises ImportError: if scipy (the ``stats`` extra) is not installed.
+
+    >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}, 'q3': {'d3': 1.0}}
+    >>> runs = {'bm25': {'q1': ['d9', 'd1'], 'q2': ['d9', 'd2'], 'q3': ['d3']},
+    ...         'dense': {'q1': ['d1'], 'q2': ['d2'], 'q3': ['d3']}}
+    >>> report = compare(runs, qrels, baseline='bm25', metrics=('mrr@10',))
+    >>> row = report.comparison('dense', 'mrr@10')
+    >>> row.difference, (row.wins, row.ties, row.losses)
+    (0.3333333333333333, (2, 1, 0))
+    >>> round(row.p_values['t-test'], 4)
+    0.1835
+    """
+    metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
+    tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
+    _check_options(systems, baseline, metrics, tests, correction, alpha)
+    names = [baseline, *(name for name in systems if name != baseline)]
+    per_query = {name: _per_query(name, systems[name], qrels, metrics) for name in names}
+    n_queries, paired = _paired_values(per_query, metrics)
+
+    rows: list[PairedComparison] = []
+    for metric in metrics:
+        base = paired[baseline][metric]
+        raw = {
+            name: _p_values(paired[name][metric], base, tests, n_permutations, seed)
+            for name in names[1:]
+        }
+        adjusted = _adjust(raw, correction)
+        for name in names[1:]:
+            values = paired[name][metric]
+            pairs = list(zip(values, base, strict=True))
+            interval = None
+            if "bootstrap" in tests:
+                interval = _stats.bootstrap_interval(
+                    values,
+                    base,
+                    confidence_level=confidence_level,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            rows.append(
+                PairedComparison(
+                    system=name,
+                    metric=metric,
+                    mean=math.fsum(values) / n_queries,
+                    baseline_mean=math.fsum(base) / n_queries,
+                    difference=math.fsum(v - b for v, b in pairs) / n_queries,
+                    wins=sum(v > b for v, b in pairs),
+                    ties=sum(v == b for v, b in pairs),
+                    losses=sum(v < b for v, b in pairs),
+                    effect_size=_stats.cohens_d(values, base),
+                    p_values=raw[name],
+                    adjusted_p_values=adjusted[name],
+                    confidence_interval=interval,
+                )
+            )
+    return ComparisonReport(
+        baseline=baseline,
+        systems=names,
+        metrics=metrics,
+        means={
+            name: {m: math.fsum(paired[name][m]) / n_queries for m in metrics} for name in names
+        },
+        comparisons=rows,
+        n_queries=n_queries,
+        tests=tests,
+        correction=correction,
+        alpha=alpha,
+        confidence_level=confidence_level,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
+def _p_values(
+    values: Sequence[float],
+    base: Sequence[float],
+    tests: Sequence[str],
+    n_permutations: int,
+    seed: int,
+) -> dict[str, float | None]:
+    p_values: dict[str, float | None] = {}
+    for test in tests:
+        if test == "t-test":
+            p_values[test] = _stats.paired_t_test(values, base)
+        elif test == "randomization":
+            p_values[test] = _stats.randomization_test(
+                values, base, n_permutations=n_permutations, seed=seed
+            )
+        elif test == "wilcoxon":
+            p_values[test] = _stats.wilcoxon_test(values, base)
+    return p_values
+
+
+def _adjust(
+    raw: Mapping[str, Mapping[str, float | None]], correction: str | None
+) -> dict[str, dict[str, float | None]]:
+    """Each test's p-values adjusted over the systems (one family); undefined ones stay None."""
+    adjusted: dict[str, dict[str, float | None]] = {name: dict(p) for name, p in raw.items()}
+    tests = {test for p_values in raw.values() for test in p_values}
+    for test in tests:
+        defined = [(name, p[test]) for name, p in raw.items() if p[test] is not None]
+        values = _stats.adjust_p_values([p for _, p in defined if p is not None], correction)
+        for (name, _), value in zip(defined, values, strict=True):
+            adjusted[name][test] = value
+    return adjusted
+
+
+def example_report() -> ComparisonReport:
+    """The comparison the renderings' examples show: two systems over six queries."""
+
+    def scored(*values: float) -> RetrievalEvalReport:
+        per_query = {f"q{i}": {"ndcg@10": v} for i, v in enumerate(values)}
+        return RetrievalEvalReport({}, per_query, len(values), (10,))
+
+    return compare(
+        {
+            "bm25": scored(0.25, 0.5, 0.125, 0.5, 0.25, 0.375),
+            "dense": scored(0.5, 0.75, 0.5, 0.875, 0.625, 0.75),
+        },
+        baseline="bm25",
+        tests=("randomization",),
+    )

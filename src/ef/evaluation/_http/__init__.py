@@ -1,0 +1,1 @@
+"""HTTP retrievers: HttpRetriever, its authentication and its client libraries."""

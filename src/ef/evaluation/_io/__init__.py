@@ -1,0 +1,1 @@
+"""Files: dataset, run and qrels formats, bundled datasets, and atomic writes."""

@@ -1,0 +1,180 @@
+"""The process's plugin host and the public functions on what the plugins provide.
+
+Built-ins are ordinary plugins registered first, through the same hooks as third parties.
+Nothing is loaded at import: the first call that needs the registry loads every plugin (see
+:mod:`ef.evaluation._plugins.host` for how a faulty plugin is isolated).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ef.evaluation._io import trec as _trec
+from ef.evaluation._io.builtin_datasets import builtin_name, resolve_builtin
+from ef.evaluation._io.files import PathArg
+from ef.evaluation._plugins.calls import check_dataset, stdout_to_stderr
+from ef.evaluation._plugins.host import PluginHost
+from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
+from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
+
+__all__ = [
+    "HOST",
+    "RETRIEVAL_METRICS",
+    "adapt_retriever",
+    "list_plugins",
+    "lookup_metrics",
+    "rag_metric_functions",
+    "read_dataset",
+    "read_trec_run",
+    "registry",
+]
+
+HOST = PluginHost()
+
+
+def registry() -> Registry:
+    """A read-only snapshot of the registered metrics, RAG metrics and dataset readers.
+
+    Each entry names the plugin that provided it.
+
+    >>> list(registry().metrics)[:5]  # built-ins register first
+    ['map', 'mrr', 'ndcg', 'precision', 'recall']
+    >>> registry().metrics['ndcg'].plugin
+    'ef.evaluation._builtins'
+    """
+    return HOST.registry
+
+
+def list_plugins() -> list[PluginInfo]:
+    """Every loaded plugin — name, distribution, version and hooks — built-ins first.
+
+    >>> [info.name for info in list_plugins() if info.builtin]
+    ['ef.evaluation._builtins', 'ef.evaluation._adapters']
+    """
+    return HOST.plugins()
+
+
+def rag_metric_functions() -> Mapping[str, RagMetricFn]:
+    """The registered RAG metrics, name → ``fn(sample)``."""
+    return {name: metric.fn for name, metric in HOST.registry.rag_metrics.items()}
+
+
+def read_dataset(
+    source: str | os.PathLike[str], *, reader: str = "beir", **options: Any
+) -> tuple[Corpus, Queries, Qrels]:
+    """Read a dataset with a registered reader: ``(corpus, queries, qrels)``.
+
+    A plugin's reader runs like its hooks: what it prints goes to standard error, and an error
+    it raises carries a note naming the reader and its plugin.
+
+    :param source: what the reader reads — a directory, a file, a dataset id, or
+        ``builtin:NAME`` for a dataset bundled with ef-evaluation (read as BEIR).
+    :param reader: the registered reader's name (``beir``, ``trec`` or a plugin's).
+    :param options: passed on to the reader.
+    :raises ValueError: for an unknown reader name (the message lists the available ones).
+    :raises TypeError: if the reader returns anything but a ``(corpus, queries, qrels)``
+        triple of mappings (the message names the reader and its plugin).
+    """
+    if builtin_name(source) is not None:
+        source, reader = resolve_builtin(source), "beir"
+    readers = HOST.registry.readers
+    if reader not in readers:
+        raise ValueError(
+            f"unknown dataset reader {reader!r}; available: {', '.join(sorted(readers))}"
+        )
+    entry = readers[reader]
+    described = (
+        f"dataset reader {reader!r} of plugin {entry.plugin!r} ({HOST.describe(entry.plugin)})"
+    )
+    try:
+        with stdout_to_stderr():
+            result = entry.reader(source, **options)
+    except Exception as error:
+        if not HOST.is_builtin(entry.plugin):  # the built-ins' errors say where already
+            error.add_note(f"raised by {described}")
+        raise
+    return check_dataset(result, described)
+
+
+def adapt_retriever(retriever: object) -> Callable[..., Any] | None:
+    """The plugins' answer to ``ef_evaluation_adapt_retriever``: how to call ``retriever``."""
+    adapted: Callable[..., Any] | None = HOST.first_result(
+        "ef_evaluation_adapt_retriever", retriever=retriever
+    )
+    return adapted
+
+
+def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into ``{query_id: {doc_id: score}}``.
+
+    Each non-blank line is ``query-id Q0 doc-id rank score tag``, columns separated by any
+    whitespace. As in trec_eval, only the query id, doc id and score matter: the ``Q0``, rank and
+    tag columns are ignored, so the order of a query's documents comes from their scores alone
+    (see :func:`rankings_from_run`). The scores are returned as read, in file order, unsorted.
+    A score is an ASCII decimal number (``12``, ``-0.5``, ``1.5e-3``); ``inf``, ``nan``,
+    underscores (``1_0``) and non-ASCII digits are refused, although :func:`float` reads them,
+    because trec_eval reads them otherwise. The file may be gzip-compressed, carry a UTF-8
+    byte-order mark and use CRLF line ends; it is streamed, so memory holds the result, not the
+    file, and a line longer than 1 MiB is refused. A pipe or FIFO (``<(zcat run.gz)``) is
+    copied once to a temporary file, removed afterwards. A plugin may provide a faster parser
+    (hook ``ef_evaluation_trec_run_parser``; the ``ef-evaluation-speedups`` distribution parses
+    in C) with exactly the same result and errors.
+
+    :param path: the run file.
+    :returns: the scores, ``{query_id: {doc_id: score}}``.
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises DatasetFormatError: naming the file and line, for a line without exactly six
+        columns, a score that is not a finite ASCII decimal number, a doc id listed twice for
+        one query (both lines named), a line longer than 1 MiB, or bytes that are not UTF-8.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "run.txt")
+    ...     _ = path.write_text("q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 0.5 bm25\\n")
+    ...     print(read_trec_run(path))
+    {'q1': {'d1': 2.5, 'd2': 0.5}}
+    """
+    return _trec.read_trec_run(path, HOST.trec_run_parser())
+
+
+def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
+    """The registered metrics named in ``names``, in order; unknown names raise ValueError."""
+    if isinstance(names, str):
+        names = [names]
+    metrics = HOST.registry.metrics
+    unknown = [name for name in names if name not in metrics]
+    if unknown:
+        raise ValueError(
+            f"unknown metric name(s) {', '.join(map(repr, unknown))}; "
+            f"available: {', '.join(sorted(metrics))}"
+        )
+    return [metrics[name] for name in dict.fromkeys(names)]
+
+
+class _MetricsView(Mapping[str, Callable[..., float]]):
+    """``RETRIEVAL_METRICS``: name → metric function, read-only, built-ins and plugins alike."""
+
+    def __getitem__(self, name: str) -> Callable[..., float]:
+        return HOST.registry.metrics[name].fn
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(HOST.registry.metrics)
+
+    def __len__(self) -> int:
+        return len(HOST.registry.metrics)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{name!r}: {fn!r}" for name, fn in self.items()) + "}"
+
+
+RETRIEVAL_METRICS: Mapping[str, Callable[..., float]] = _MetricsView()
+"""The retrieval metrics :func:`evaluate_retrieval` can compute, each keyed by the short name used
+in the ``metrics=`` argument and in report keys.
+
+Public so downstream packages (e.g. ``ir.eval``) can consume this single source of truth — the
+name→function registry *and* the set of valid metric names — instead of hand-mirroring it.
+It is a read-only mapping that loads plugins on first access and shows built-in and plugin
+metrics alike.
+"""

@@ -1,0 +1,178 @@
+""":func:`evaluate_rag`: every requested RAG metric over every sample, averaged.
+
+A RAG metric scores one sample: ``fn(sample) -> float | None``, ``None`` meaning *not
+applicable*, so the sample is left out of that metric's mean and coverage. The built-ins
+(:mod:`ef.evaluation._rag.sample_metrics`) are registered like any plugin metric;
+:func:`evaluate_rag` looks every name up in the plugin registry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ef.evaluation._plugins import rag_metric_functions, registry
+from ef.evaluation._report.reports import RagEvalReport
+from ef.evaluation._scoring.metrics import checked_value
+from ef.evaluation._types import RagMetricFn, RagSample
+
+__all__ = ["evaluate_rag"]
+
+_DEFAULT_METRICS = (
+    "exact_match",
+    "token_f1",
+    "context_recall",
+    "context_precision",
+    "non_empty_rate",
+)
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+
+
+def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
+    """Return ``sample`` if it has the :class:`RagSample` shape, else say what is wrong."""
+    where = f"sample {index}"
+    if not isinstance(sample, Mapping):
+        raise TypeError(f"{where}: expected a mapping (a RagSample), got {type(sample).__name__}")
+    if sample.get("response") is None:
+        raise ValueError(f"{where}: missing field 'response' (the generated answer)")
+    for field in ("user_input", "response"):
+        value = sample.get(field)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(
+                f"{where}: field {field!r} must be a string, got {type(value).__name__}"
+            )
+    for field in ("retrieved_contexts", "reference_contexts"):
+        value = sample.get(field)
+        if value is not None and not _is_str_list(value):
+            raise TypeError(
+                f"{where}: field {field!r} must be a list of strings, got {value!r:.80}"
+            )
+    reference = sample.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        if not _is_str_list(reference):
+            raise TypeError(
+                f"{where}: field 'reference' must be a string or a list of strings, "
+                f"got {reference!r:.80}"
+            )
+        if not reference:
+            raise ValueError(
+                f"{where}: field 'reference' is an empty list; give at least one answer "
+                "or leave the field out"
+            )
+    return sample
+
+
+def _resolve(metrics: Sequence[str]) -> dict[str, RagMetricFn]:
+    """Map each requested name (de-duplicated, in order) to its function."""
+    if isinstance(metrics, str):
+        raise TypeError(f"metrics must be a sequence of names, got the string {metrics!r}")
+    names = list(dict.fromkeys(metrics))
+    if not names:
+        raise ValueError("metrics is empty: name at least one metric to compute")
+    available = rag_metric_functions()
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise ValueError(
+            f"unknown RAG metric(s) {', '.join(map(repr, unknown))}; "
+            f"available: {', '.join(sorted(available))}"
+        )
+    return {name: available[name] for name in names}
+
+
+def _plugin_of(name: str, fn: object) -> str:
+    """`` (plugin 'x')`` for a registered RAG metric, for messages; empty if unregistered."""
+    metric = registry().rag_metrics.get(name)
+    return f" (plugin {metric.plugin!r})" if metric is not None and metric.fn is fn else ""
+
+
+def _score(
+    index: int, name: str, fn: Callable[[Mapping[str, Any]], object], sample: Any
+) -> float | None:
+    try:
+        value = fn(sample)
+    except Exception as error:
+        error.add_note(
+            f"while computing RAG metric {name!r} on sample {index}{_plugin_of(name, fn)}"
+        )
+        raise
+    if value is None:
+        return None
+    if type(value) is float and value - value == 0.0:  # the usual case, in one test
+        return value
+    return checked_value(
+        value,
+        lambda shown: (
+            f"RAG metric {name!r} returned {shown} for sample {index}{_plugin_of(name, fn)}"
+        ),
+    )
+
+
+def evaluate_rag(
+    samples: Iterable[RagSample | Mapping[str, Any]],
+    *,
+    metrics: Sequence[str] = _DEFAULT_METRICS,
+) -> RagEvalReport:
+    """Score RAG samples with deterministic, reference-based lexical metrics.
+
+    Each sample is a :class:`RagSample` — ``(user_input, response, retrieved_contexts,
+    reference)``. ``evaluate_rag`` computes only metrics that need **no LLM**:
+    :func:`exact_match`, :func:`token_f1`, :func:`context_recall`, :func:`context_precision` and
+    ``non_empty_rate`` (the share of samples that retrieved any context). This keeps ``ef`` a
+    facade — it never synthesizes an answer and never calls a model (§6). For the LLM-judged
+    metrics — faithfulness, answer relevancy, … — pass the same samples to
+    :func:`as_ragas_dataset` and run Ragas with your own LLM.
+
+    Every sample needs a string ``response``. ``reference`` may also be a list of acceptable
+    answers (the best score over them counts); a missing or ``None`` ``retrieved_contexts``
+    counts as no context retrieved. Each metric's mean (summed with :func:`math.fsum`) is over
+    the samples it applied to, which ``coverage`` counts; a metric that applied to no sample has
+    coverage ``0`` and no entry in ``metrics``. ``per_sample`` keeps every sample's values, with
+    ``None`` where a metric did not apply. Metric names are looked up among the built-ins and
+    the installed plugins' RAG metrics.
+
+    :param samples: an iterable of :class:`RagSample`\\ s (or plain mappings of the same shape).
+    :param metrics: which metrics to compute — any of ``exact_match`` / ``token_f1`` /
+        ``context_recall`` / ``context_precision`` / ``non_empty_rate``. The reference-based
+        ones skip samples that carry no ``reference``.
+    :returns: a :class:`RagEvalReport`.
+    :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
+        sample without ``response`` or with an empty ``reference`` list, naming the sample).
+    :raises TypeError: for a sample field of the wrong type, naming the sample and the field.
+
+    >>> samples = [
+    ...     {'user_input': 'capital of France?', 'response': 'Paris',
+    ...      'reference': 'Paris',
+    ...      'retrieved_contexts': ['Paris is the capital of France.']},
+    ...     {'user_input': '2 + 2?', 'response': 'five', 'reference': 'four',
+    ...      'retrieved_contexts': []},
+    ... ]
+    >>> report = evaluate_rag(samples)
+    >>> report.metrics['exact_match']
+    0.5
+    >>> report.metrics['non_empty_rate']
+    0.5
+    """
+    functions = _resolve(metrics)
+    values: dict[str, list[float]] = {name: [] for name in functions}
+    per_sample: list[dict[str, float | None]] = []
+    for index, raw in enumerate(samples):
+        sample = _check_sample(index, raw)
+        row: dict[str, float | None] = {}
+        for name, fn in functions.items():
+            value = _score(index, name, fn, sample)
+            row[name] = value
+            if value is not None:
+                values[name].append(value)
+        per_sample.append(row)
+    if not per_sample:
+        raise ValueError("samples is empty: evaluate_rag needs at least one sample")
+    return RagEvalReport(
+        metrics={name: math.fsum(v) / len(v) for name, v in values.items() if v},
+        coverage={name: len(v) for name, v in values.items()},
+        n_samples=len(per_sample),
+        per_sample=per_sample,
+    )

@@ -1,0 +1,1 @@
+"""Reports: the value classes every evaluation produces, and their JSON (de)serialisation."""

@@ -1,0 +1,1 @@
+"""Running retrievers: adapters, the anyio runner, options, journals and the evaluation driver."""

@@ -1,0 +1,307 @@
+"""The retrieval entry points: evaluate_retrieval, evaluate_retrieval_async, evaluate_run."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, Literal
+
+from ef.evaluation._exceptions import IncompleteEvaluationWarning
+from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.driver import RetrieverRun, plan_queries, runner_options
+from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
+from ef.evaluation._types import Qrels, Queries, Run
+
+# The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with
+# the package.
+
+__all__ = [
+    "DEFAULT_K_VALUES",
+    "DEFAULT_METRICS",
+    "evaluate_retrieval",
+    "evaluate_retrieval_async",
+    "evaluate_run",
+]
+
+DEFAULT_K_VALUES = (1, 5, 10, 100)
+"""The cutoffs every evaluation computes unless told otherwise (``k_values=``)."""
+DEFAULT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
+"""The metrics every retrieval evaluation computes unless told otherwise (``metrics=``)."""
+
+
+def _in_event_loop() -> bool:
+    asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop can be running
+    if asyncio is not None:
+        try:
+            asyncio.get_running_loop()
+            return True
+        except RuntimeError:
+            pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+            return True
+        except RuntimeError:
+            pass
+    return False
+
+
+def evaluate_retrieval(
+    retriever: Any,
+    qrels: Qrels,
+    queries: Queries,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    limit: int | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    retries: int = 0,
+    retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
+    on_error: Literal["raise", "record"] = "raise",
+    rate_limit: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    ignore_identical_ids: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    retriever_id: str | None = None,
+) -> RetrievalEvalReport:
+    """Score a retriever against a BEIR-shaped evaluation set.
+
+    For every query judged in ``qrels``, the ``retriever`` is run, its results are mapped back
+    to *source document ids* (``_result_doc_id()``, de-duplicated to the best rank per source),
+    and each requested metric is computed at each cutoff in ``k_values``. The report holds the
+    mean of each ``"<metric>@<k>"`` over all scored queries — primary metric **NDCG@10**.
+
+    The natural pairing with ``ingest()``::
+
+        corpus, queries, qrels = read_beir("path/to/beir/dataset")
+        index = ingest(corpus, embedder="st:all-MiniLM-L6-v2")
+        report = evaluate_retrieval(index, qrels, queries)
+        report.primary  # mean NDCG@10
+
+    Aggregation, precisely: a query is scored when it has at least one positive judgement and a
+    text in ``queries``; the others are listed in ``report.skipped`` with the reason (trec_eval
+    would count a query without positives as 0). A scored query whose retriever returns nothing
+    scores 0 (trec_eval ``-c``). Means are plain averages over the scored queries, summed in the
+    order of ``qrels``. ``report.short_rankings`` lists the queries whose de-duplicated ranking
+    came out shorter than the largest cutoff although the retriever returned ``limit`` results.
+
+    Concurrency: a sync retriever runs inline in the caller's thread, with no event loop, when
+    ``max_concurrency`` is 1 (its default for a sync retriever) and there is no ``timeout``;
+    otherwise in worker threads — a call that times out is abandoned, not killed (Python cannot
+    kill a thread), and keeps its thread until it returns. An async retriever (default
+    concurrency 16) runs under ``anyio.run``; called inside a running event loop (Jupyter, an
+    app), the evaluation runs on a fresh loop in another thread, so a client bound to the
+    caller's loop must use ``await evaluate_retrieval_async(...)`` instead.
+
+    :param retriever: what answers a query — a ``SearchableCorpus``, a ``SourceManager``, or any
+        callable ``query -> ranked results`` (sync or async; ``limit=`` is passed when it accepts
+        it, otherwise its first ``limit`` results are kept). Results are a list (or any ordered
+        iterable) of ``SearchHit``\\ s, ``Segment``\\ s or bare doc-id strings, best first
+        (plugins add more types), or a ``{doc_id: score}`` mapping, ranked by score as
+        trec_eval ranks a run (ties by doc id descending); its scores must be finite numbers.
+        Anything else — ``None`` (a forgotten ``return``), a set, a string, a number, a
+        coroutine nobody awaited, a doc id that is not a string — fails that query as an
+        error of the retriever would (see ``on_error``); it is never scored 0.
+    :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``. Queries with no
+        positive judgement are skipped. Grades must be finite numbers: a NaN or infinite grade
+        is refused before anything runs, naming the query and the doc.
+    :param queries: the query texts — ``{query_id: query_text}``. A judged query absent here
+        cannot be run and is skipped.
+    :param k_values: the rank cutoffs to evaluate at.
+    :param metrics: which metrics to compute — any of ``ndcg`` / ``recall`` / ``precision`` /
+        ``mrr`` / ``map``, or a plugin's.
+    :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
+        it when sources segment into many pieces (de-duplication to source level can otherwise
+        shorten the ranking).
+    :param max_concurrency: queries in flight at once; ``None`` is 1 for a sync retriever and 16
+        for an async one.
+    :param timeout: seconds allowed per attempt, or ``None``.
+    :param retries: extra attempts after a failure of a ``retry_on`` type, with full-jitter
+        exponential backoff.
+    :param retry_on: the exception types worth retrying.
+    :param on_error: ``"raise"`` stops at the first failed query (a :class:`QueryError` names
+        it and chains the cause); ``"record"`` keeps a ``QueryFailure`` in ``report.failures``,
+        leaves the query out of the means and warns that the evaluation is incomplete. A metric
+        that fails (it raises, or returns something other than a finite number) is no failure of
+        a query: it stops the evaluation in both modes, naming the metric, its plugin and the
+        query.
+    :param rate_limit: at most this many requests per second, over all workers.
+    :param progress: called with a :class:`Progress` after each query.
+    :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
+        off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
+    :param journal: a JSONL file recording each finished query as it lands (flushed per
+        record). Rerunning with the same journal skips the finished queries and retries the
+        failed ones; the journal can be re-scored with other metrics or cutoffs up to the
+        ``limit`` it was retrieved with (``limit=None`` then adopts it). A journal written for
+        other qrels, queries, retriever or limit is refused.
+    :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
+        by default its ``retriever_id`` attribute or its qualified name.
+    :returns: a :class:`RetrievalEvalReport`.
+    :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
+        be scored.
+    :raises TypeError: for a grade that is not a number or a doc id in ``qrels`` that is not a
+        string.
+    :raises QueryError: for a failed query in ``on_error="raise"`` mode.
+
+    >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}
+    >>> queries = {'q1': 'alpha', 'q2': 'beta'}
+    >>> def retriever(query, *, limit=10):
+    ...     return {'alpha': ['d1', 'd2'], 'beta': ['d1', 'd2']}[query][:limit]
+    >>> report = evaluate_retrieval(retriever, qrels, queries, k_values=(1, 2))
+    >>> report.metrics['recall@2'], report.n_queries
+    (1.0, 2)
+    """
+    evaluation = RetrieverRun(
+        retriever,
+        qrels,
+        queries,
+        k_values=k_values,
+        metrics=metrics,
+        limit=limit,
+        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        progress=progress,
+        ignore_identical_ids=ignore_identical_ids,
+        journal=journal,
+        retriever_id=retriever_id,
+    )
+    inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
+    if inline:
+        evaluation.run_inline()
+    else:
+        import anyio
+        import anyio.from_thread
+
+        if _in_event_loop():
+            with anyio.from_thread.start_blocking_portal() as portal:
+                portal.call(evaluation.run_async)
+        else:
+            anyio.run(evaluation.run_async)
+    return _finish(evaluation)
+
+
+async def evaluate_retrieval_async(
+    retriever: Any,
+    qrels: Qrels,
+    queries: Queries,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    limit: int | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,  # noqa: ASYNC109 - a per-attempt limit, applied inside
+    retries: int = 0,
+    retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
+    on_error: Literal["raise", "record"] = "raise",
+    rate_limit: float | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    ignore_identical_ids: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    retriever_id: str | None = None,
+) -> RetrievalEvalReport:
+    """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
+
+    The same evaluation as :func:`evaluate_retrieval` — same parameters, same report, same
+    numbers — awaited instead of blocking. A fixed pool of ``max_concurrency`` workers pulls
+    queries from one plan; each query is scored as its result arrives. Sync retrievers run in
+    worker threads; a call that times out is abandoned, not killed. Cancelling the caller (an
+    outer ``move_on_after``, KeyboardInterrupt) stops the evaluation promptly.
+
+    >>> import anyio
+    >>> async def retriever(query, *, limit=10):
+    ...     return {'alpha': ['d1', 'd2'], 'beta': ['d2']}[query][:limit]
+    >>> report = anyio.run(lambda: evaluate_retrieval_async(
+    ...     retriever, {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}, {'q1': 'alpha', 'q2': 'beta'},
+    ...     k_values=(1,), max_concurrency=2))
+    >>> report.metrics['ndcg@1']
+    1.0
+    """
+    evaluation = RetrieverRun(
+        retriever,
+        qrels,
+        queries,
+        k_values=k_values,
+        metrics=metrics,
+        limit=limit,
+        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
+        progress=progress,
+        ignore_identical_ids=ignore_identical_ids,
+        journal=journal,
+        retriever_id=retriever_id,
+    )
+    await evaluation.run_async()
+    return _finish(evaluation)
+
+
+def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
+    report = evaluation.report()
+    if report.failures:
+        warnings.warn(
+            f"the evaluation is incomplete: {len(report.failures)} of "
+            f"{len(evaluation.sheet.plan.planned)} queries failed and are left out of the means "
+            "(see report.failures)",
+            IncompleteEvaluationWarning,
+            stacklevel=3,
+        )
+    return report
+
+
+def evaluate_run(
+    run: Run,
+    qrels: Qrels,
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    ignore_identical_ids: bool = False,
+) -> RetrievalEvalReport:
+    """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
+
+    ``run`` is ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``; scored runs
+    are put in trec_eval's order (score descending, ties by doc id descending). The same scoring
+    core and aggregation rule as :func:`evaluate_retrieval`: every query in ``qrels`` with a
+    positive judgement is scored, and a judged query missing from the run scores 0; queries in
+    the run but not in ``qrels`` are ignored, as trec_eval does.
+
+    :param run: the rankings or scores per query.
+    :param qrels: the relevance judgements.
+    :param k_values: the rank cutoffs.
+    :param metrics: metric names (built-in or plugin).
+    :param ignore_identical_ids: drop doc ids equal to the query id.
+    :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
+        if no query can be scored.
+    :raises TypeError: for a query whose entry is no ranking (a string, a set, a number), a
+        grade that is not a number, or a doc id in ``qrels`` that is not a string.
+
+    >>> report = evaluate_run(
+    ...     {'q1': {'d1': 0.9, 'd2': 0.4}, 'q2': ['d9', 'd3']},
+    ...     {'q1': {'d2': 1.0}, 'q2': {'d3': 1.0}}, k_values=(2,), metrics=('mrr',))
+    >>> report.metrics['mrr@2']
+    0.5
+    """
+    plan = plan_queries(
+        qrels, None, k_values=k_values, metrics=metrics, ignore_identical_ids=ignore_identical_ids
+    )
+    sheet = ScoreSheet(plan, parameters={})
+    add, add_scores = sheet.add_ranking, sheet.add_scores
+    empty: list[str] = []
+    for query_id in plan.planned:
+        entry = run.get(query_id)
+        if entry is None:
+            add(query_id, empty, unique=True)
+        elif isinstance(entry, list):  # before the slower abstract Mapping check
+            add(query_id, entry)
+        elif isinstance(entry, Mapping):
+            add_scores(query_id, entry)
+        elif isinstance(entry, str | bytes | AbstractSet) or not isinstance(entry, Iterable):
+            # A string would score its characters; a set would rank in hash order.
+            raise TypeError(
+                f"the run's entry for query {query_id!r} is a {type(entry).__qualname__}; "
+                "expected a list of doc ids, best first, or a {doc_id: score} mapping"
+            )
+        else:
+            add(query_id, entry if isinstance(entry, Sequence) else list(entry))
+    return sheet.report({"run": {"queries": len(run)}})

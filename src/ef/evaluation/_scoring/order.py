@@ -1,0 +1,90 @@
+"""trec_eval's ranking order: how scored documents become a ranking.
+
+trec_eval orders a query's documents by score, highest first, ties broken by doc id in
+*descending* byte order, and ignores a run file's rank column: :func:`rank_by_score` reproduces
+that order, so metrics computed over :func:`rankings_from_run` agree with trec_eval's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import islice
+from operator import gt
+
+from ef.evaluation._types import Run
+
+__all__ = ["as_ranking", "rank_by_score", "rank_query", "rankings_from_run"]
+
+
+def rank_by_score(scores: Mapping[str, float]) -> list[str]:
+    """Order scored doc ids as trec_eval does: score descending, ties by doc id descending.
+
+    trec_eval breaks ties with ``strcmp`` on the doc ids, reversed: byte-wise order on their
+    UTF-8 encoding, which is the order Python uses for ``str`` (by code point). Scores already in
+    that order (the usual case for a run file) are detected in one pass and not re-sorted.
+
+    :param scores: ``{doc_id: score}``.
+    :returns: the doc ids, best first.
+    :raises ValueError: if a score is NaN, which has no place in an order.
+
+    >>> rank_by_score({'d1': 0.5, 'd2': 0.9, 'd3': 0.5})
+    ['d2', 'd3', 'd1']
+    """
+    values = list(scores.values())
+    if all(map(gt, values, islice(values, 1, None))):
+        return list(scores)
+    if any(map(math.isnan, values)):
+        doc_id = next(doc for doc, score in scores.items() if math.isnan(score))
+        raise ValueError(f"score of {doc_id!r} is NaN; expected a number")
+    ids = list(scores)
+    # Tuples compare score first, then doc id: in order iff each pair is strictly above the next.
+    pairs = zip(values, ids, strict=True)
+    if all(map(gt, pairs, zip(islice(values, 1, None), islice(ids, 1, None), strict=True))):
+        return ids
+    # Two stable sorts: doc id descending, then score descending keeps that order among ties.
+    ids.sort(reverse=True)
+    ids.sort(key=scores.__getitem__, reverse=True)
+    return ids
+
+
+def rankings_from_run(run: Run) -> dict[str, list[str]]:
+    """Turn a run into ranked doc ids per query.
+
+    A scored query (``{doc_id: score}``) is ordered by :func:`rank_by_score`, the order trec_eval
+    evaluates. A query that is already a ranking (a list of doc ids) is passed through untouched:
+    a list is returned as the same object, another sequence is copied into a list.
+
+    :param run: ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``; the two
+        forms may be mixed.
+    :returns: ``{query_id: [doc ids, best first]}``.
+    :raises TypeError: if a query's value is a bare string rather than a list of ids.
+    :raises ValueError: if a score is NaN.
+
+    >>> rankings_from_run({'q1': {'a': 1.0, 'b': 1.0, 'c': 2.0}, 'q2': ['x', 'y']})
+    {'q1': ['c', 'b', 'a'], 'q2': ['x', 'y']}
+    """
+    rankings: dict[str, list[str]] = {}
+    for qid, result in run.items():
+        if isinstance(result, Mapping):
+            rankings[qid] = rank_query(qid, result)
+        elif isinstance(result, list):
+            rankings[qid] = result
+        else:
+            rankings[qid] = list(as_ranking(qid, result))
+    return rankings
+
+
+def rank_query(qid: str, scores: Mapping[str, float]) -> list[str]:
+    """:func:`rank_by_score`, with the query named in its error."""
+    try:
+        return rank_by_score(scores)
+    except ValueError as exc:
+        raise ValueError(f"query {qid!r}: {exc}") from None
+
+
+def as_ranking(qid: str, result: Sequence[str]) -> Sequence[str]:
+    """Refuse a bare string, which is a sequence of one-letter ids, not a ranking."""
+    if isinstance(result, str):
+        raise TypeError(f"query {qid!r}: got a string; expected a list of doc ids or a dict")
+    return result

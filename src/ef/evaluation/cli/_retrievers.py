@@ -1,0 +1,95 @@
+"""What ``--retriever SPEC`` names: an index built over the corpus, a service, or your object."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ef.evaluation import Corpus, redact_url
+from ef.evaluation.cli._common import EXIT_USAGE, CliError
+
+__all__ = ["RETRIEVER_FORMS", "resolve_retriever"]
+
+RETRIEVER_FORMS = (
+    "bm25",
+    "st:MODEL (e.g. st:all-MiniLM-L6-v2)",
+    "module:attr (e.g. mypackage.search:retriever)",
+    "an http:// or https:// URL",
+)
+"""The ``--retriever`` forms, as the help and the error for a bad one list them."""
+
+_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _import_object(spec: str) -> Any:
+    module_name, _, attr_path = spec.partition(":")
+    # A console script's sys.path starts at its own folder: make the user's folder importable.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise CliError(f"--retriever {spec}: cannot import {module_name!r}: {error}") from error
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CliError(
+                f"--retriever {spec}: {module_name!r} has no attribute {attr_path!r}"
+            ) from None
+    return obj
+
+
+def resolve_retriever(
+    spec: str,
+    corpus: Corpus,
+    *,
+    segment_size: int = 128,
+    overlap: int = 32,
+    http_options: Mapping[str, Any] | None = None,
+) -> Any:
+    """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
+
+    - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``;
+    - ``http://…``, ``https://…`` — an :class:`~ef.evaluation.HttpRetriever` for the URL;
+    - ``module:attr`` — the object imported from ``module`` (``attr`` may be dotted): a class is
+      instantiated with the corpus, ``attr(corpus)``; anything else — a callable
+      ``query -> results``, an object with ``search(query, *, limit)``, a ``SourceManager`` —
+      is the retriever as it is.
+
+    :param spec: the ``--retriever`` value.
+    :param corpus: the dataset's documents, ``{doc_id: text}``.
+    :param segment_size: passed to ``ingest``.
+    :param overlap: passed to ``ingest``.
+    :param http_options: keyword arguments for the HTTP retriever.
+    :raises CliError: for a spec of no known form (a usage error listing the forms), or a
+        module or attribute that cannot be imported.
+
+    >>> resolve_retriever("ef.evaluation:evaluate_run", {}).__name__
+    'evaluate_run'
+    """
+    if spec == "bm25" or spec.startswith("st:"):
+        from ef.source_manager import ingest
+
+        return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
+    if spec.startswith(("http://", "https://")):
+        from ef.evaluation import HttpRetriever  # via the package: public names, public modules
+
+        try:
+            return HttpRetriever(spec, **dict(http_options or {}))
+        except (ValueError, TypeError) as error:
+            # A bad header, a bad port, URL credentials beside an Authorization header: the
+            # command line is wrong, and nothing has been sent. The message holds no secret.
+            message = f"--retriever {redact_url(spec)}: {error}"
+            raise CliError(message, exit_code=EXIT_USAGE) from None
+    if _MODULE_ATTR.match(spec):
+        obj = _import_object(spec)
+        return obj(corpus) if isinstance(obj, type) else obj
+    raise CliError(
+        f"unknown retriever {redact_url(spec)!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
+        exit_code=EXIT_USAGE,
+    )

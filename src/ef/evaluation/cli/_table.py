@@ -1,0 +1,89 @@
+"""The table every ``ef-eval`` subcommand builds, and its file renderings (Markdown, CSV).
+
+The terminal rendering is :mod:`ef.evaluation.cli._terminal`; both import this module, neither
+imports the other.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from typing import TypeAlias
+
+import attrs
+
+__all__ = ["Cell", "Table", "csv_text", "format_cell", "markdown_text"]
+
+Cell: TypeAlias = str | int | float | None
+"""A table cell: text, a count, a metric value, or nothing (a metric that did not apply)."""
+
+
+def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _row_tuple(rows: Iterable[Iterable[Cell]]) -> tuple[tuple[Cell, ...], ...]:
+    return tuple(tuple(row) for row in rows)
+
+
+@attrs.frozen
+class Table:
+    """Rows under named columns, with a title saying what was measured.
+
+    :param title: one line saying what the numbers are (shown above the terminal table).
+    :param columns: the column names.
+    :param rows: one tuple of cells per row, as long as ``columns``.
+    :raises ValueError: if a row's length differs from the number of columns.
+
+    >>> Table("demo", ["run", "ndcg@10"], [["bm25", 0.5]]).rows
+    (('bm25', 0.5),)
+    """
+
+    title: str
+    columns: tuple[str, ...] = attrs.field(converter=_cell_tuple)
+    rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_row_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"row {row!r} has {len(row)} cells; expected {len(self.columns)}")
+
+    def numeric(self, column: int) -> bool:
+        """Whether every filled cell of ``column`` is a number (right-aligned when shown)."""
+        cells = [row[column] for row in self.rows if row[column] is not None]
+        return bool(cells) and all(isinstance(cell, int | float) for cell in cells)
+
+
+def format_cell(value: Cell, *, missing: str = "") -> str:
+    """A cell as text: numbers with 4 decimals, counts as they are, ``missing`` for None.
+
+    >>> format_cell(0.630929753), format_cell(12), format_cell(None, missing="-")
+    ('0.6309', '12', '-')
+    """
+    if value is None:
+        return missing
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def markdown_text(table: Table) -> str:
+    """``table`` as a Markdown table, numeric columns right-aligned."""
+
+    def escape(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+
+    rule = ["---:" if table.numeric(i) else "---" for i in range(len(table.columns))]
+    lines = [table.columns, rule]
+    lines += [[escape(format_cell(cell, missing="-")) for cell in row] for row in table.rows]
+    return "".join(f"| {' | '.join(map(escape, line))} |\n" for line in lines)
+
+
+def csv_text(table: Table) -> str:
+    """``table`` as CSV, numbers with 4 decimals."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows([format_cell(cell) for cell in row] for row in table.rows)
+    return buffer.getvalue()
