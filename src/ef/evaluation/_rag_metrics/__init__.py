@@ -1,0 +1,1 @@
+"""Deterministic RAG metrics beyond the lexical four, with Ragas' names and numbers."""
