@@ -74,13 +74,12 @@ def bleu(response: str, reference: str) -> float:
 def chrf(response: str, reference: str) -> float:
     """sacreBLEU's chrF of ``response`` against ``reference``, scaled to [0, 1].
 
-    As Ragas' ``ChrfScore``: ``0.0`` when either text is empty or only whitespace.
+    ``0.0`` when either text is empty or only whitespace, as in Ragas' ``ChrfScore`` (which
+    says so explicitly; sacreBLEU already scores those texts 0).
 
     >>> chrf('the cat', '   ')
     0.0
     """
-    if not response.strip() or not reference.strip():
-        return 0.0
     return float(_sacrebleu().corpus_chrf([response], [[reference]]).score) / 100
 
 
