@@ -161,6 +161,17 @@ def test_rouge_equals_ragas(name: str, rouge_type: str) -> None:
     assert_equal_to_ragas(RAG_METRICS[name], RougeScore(rouge_type=rouge_type), answer_samples())
 
 
+def test_every_metric_stays_in_zero_one_and_identical_texts_score_one() -> None:
+    samples = answer_samples() + context_samples()
+    for name, fn in RAG_METRICS.items():
+        values = [fn(sample) for sample in samples]
+        assert all(0.0 <= v <= 1.0 for v in values if v is not None), name
+    # sacreBLEU gives 100.00000000000004 here; a score above 1 would be a wrong number.
+    same = {"response": "the cat sat on the mat", "reference": "the cat sat on the mat"}
+    for name in ("bleu_score", "chrf_score", "rouge_score", "rouge2_score"):
+        assert RAG_METRICS[name](same) == 1.0, name
+
+
 def test_rouge2_equals_rouge_score_itself() -> None:
     from rouge_score.rouge_scorer import RougeScorer
 

@@ -63,12 +63,15 @@ def bleu(response: str, reference: str) -> float:
     ``sacrebleu.corpus_bleu([response], [[reference]]).score / 100`` with sacreBLEU's defaults
     (13a tokenisation, exponential smoothing). Ragas' ``BleuScore`` splits both texts on
     ``". "`` and, as sacreBLEU reads those lists, scores only the response's first sentence
-    against each reference sentence; on one-sentence texts the two are equal.
+    against each reference sentence; on one-sentence texts the two are equal (to 1e-9: a
+    rounding error that would put the score above 1 is clipped here).
 
     >>> bleu('the cat sat on the mat', 'the cat sat on the mat')
     1.0
     """
-    return float(_sacrebleu().corpus_bleu([response], [[reference]]).score) / 100
+    score = float(_sacrebleu().corpus_bleu([response], [[reference]]).score) / 100
+    # sacreBLEU's 100 for identical texts can come out as 100.00000000000004: kept in [0, 1].
+    return min(score, 1.0)
 
 
 def chrf(response: str, reference: str) -> float:
@@ -80,7 +83,7 @@ def chrf(response: str, reference: str) -> float:
     >>> chrf('the cat', '   ')
     0.0
     """
-    return float(_sacrebleu().corpus_chrf([response], [[reference]]).score) / 100
+    return min(float(_sacrebleu().corpus_chrf([response], [[reference]]).score) / 100, 1.0)
 
 
 def _best(sample: Mapping[str, Any], score: Callable[..., float], *args: str) -> float | None:
