@@ -12,6 +12,7 @@ import asyncio
 import gc
 import importlib
 import importlib.abc
+import json
 import random
 import socket
 import subprocess
@@ -494,3 +495,30 @@ def test_loading_the_plugins_imports_no_scorer() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ef_eval_rag_takes_the_new_metric_names(tmp_path: Any) -> None:
+    samples = answer_samples(12) + [
+        {**sample, "user_input": f"q{i}"} for i, sample in enumerate(context_samples(6))
+    ]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    names = ",".join(RAG_METRICS)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ef.evaluation.cli",
+            "rag",
+            str(path),
+            "--format",
+            "json",
+            "--metrics",
+            names,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == evaluate_rag(samples, metrics=list(RAG_METRICS)).to_dict()
