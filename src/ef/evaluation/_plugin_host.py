@@ -35,7 +35,11 @@ from ef.evaluation._registry import (
 __all__ = ["ENV_SELECT", "PluginHost", "PluginWarning"]
 
 ENV_SELECT = "EF_EVALUATION_PLUGINS"
-_BUILTIN_MODULES = ("ef.evaluation._builtins", "ef.evaluation._adapters")
+_BUILTIN_MODULES = (
+    "ef.evaluation._builtins",
+    "ef.evaluation._rag_metrics.builtin_plugin",
+    "ef.evaluation._adapters",
+)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 

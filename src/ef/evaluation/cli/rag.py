@@ -35,8 +35,12 @@ __all__ = ["add_parser", "handle", "rag_table", "read_samples"]
 DESCRIPTION = """\
 Score RAG samples with deterministic, reference-based lexical metrics (no LLM): exact match
 and token F1 of the response against the reference, lexical context recall and precision, and
-the share of samples that retrieved any context. SAMPLES is a JSON Lines file, one RagSample
-object per line: {"user_input", "response", "retrieved_contexts", "reference"}.
+the share of samples that retrieved any context. --metrics also takes Ragas' deterministic
+metrics (rouge_score, bleu_score, chrf_score, non_llm_string_similarity, string_present,
+raw_exact_match, non_llm_context_recall, non_llm_context_precision_with_reference,
+id_based_context_recall, id_based_context_precision; the rag-metrics extra). SAMPLES is a JSON
+Lines file, one RagSample object per line: {"user_input", "response", "retrieved_contexts",
+"reference"}.
 """
 
 # evaluate_rag names a sample by its 0-based index; the file:line replaces that prefix.
