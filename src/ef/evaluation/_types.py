@@ -55,6 +55,9 @@ class RagSample(TypedDict, total=False):
             returned, as text.
         reference: the ground-truth answer, if known.
         reference_contexts: the ground-truth context passages, if known.
+        retrieved_context_ids: the ids of the retrieved contexts (str or int, compared as
+            strings), if known.
+        reference_context_ids: the ids of the ground-truth contexts, if known.
     """
 
     user_input: str
@@ -62,3 +65,5 @@ class RagSample(TypedDict, total=False):
     retrieved_contexts: list[str]
     reference: str
     reference_contexts: list[str]
+    retrieved_context_ids: list[str | int]
+    reference_context_ids: list[str | int]

@@ -8,26 +8,37 @@ from __future__ import annotations
 
 import types
 
-__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "load"]
+__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "RAGAS_METRICS_PLUGIN", "load"]
 
 CORE_PLUGIN = "ef.evaluation._builtins"
 """The name the built-in metrics, RAG metrics and dataset readers are registered under."""
 
+RAGAS_METRICS_PLUGIN = "ef.evaluation._builtins.ragas_metrics"
+"""The name Ragas' deterministic RAG metrics (the ``rag-metrics`` extra) are registered under.
+
+A plugin of its own, so ``ef-eval plugins`` tells the metrics that need the extra apart.
+"""
+
 ADAPTERS_PLUGIN = "ef.evaluation._adapters"
 """The name the built-in retriever adapters and doc id getters are registered under.
 
-Both names are the ones these plugins have always been listed under (``ef-eval plugins``,
-``registry().metrics['ndcg'].plugin``), kept so that output does not change.
+This name and the core one are those these plugins have always been listed under
+(``ef-eval plugins``, ``registry().metrics['ndcg'].plugin``), kept so that output does not
+change.
 """
 
 
 def load() -> list[tuple[str, object]]:
     """The built-in plugins, ``[(name, plugin), ...]`` in registration order."""
-    from ef.evaluation._builtins import adapters, metrics, rag_metrics, readers
+    from ef.evaluation._builtins import adapters, metrics, rag_metrics, ragas_metrics, readers
 
     core = types.SimpleNamespace(
         ef_evaluation_register_metrics=metrics.ef_evaluation_register_metrics,
         ef_evaluation_register_rag_metrics=rag_metrics.ef_evaluation_register_rag_metrics,
         ef_evaluation_register_dataset_readers=readers.ef_evaluation_register_dataset_readers,
     )
-    return [(CORE_PLUGIN, core), (ADAPTERS_PLUGIN, adapters)]
+    return [
+        (CORE_PLUGIN, core),
+        (RAGAS_METRICS_PLUGIN, ragas_metrics),
+        (ADAPTERS_PLUGIN, adapters),
+    ]

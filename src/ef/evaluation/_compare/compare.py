@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
-from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
 
@@ -58,8 +59,10 @@ def _shown(ids: Sequence[str]) -> str:
 
 def _per_query(
     name: str, system: object, qrels: Qrels | None, metrics: Sequence[str]
-) -> Mapping[str, Mapping[str, float]]:
+) -> Mapping[str, Mapping[str, float | None]]:
     """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
+    if isinstance(system, RagEvalReport):
+        return _rag_pairs.rag_per_sample(name, system)
     if isinstance(system, RetrievalEvalReport):
         if system.failures:
             failed = [failure.query_id for failure in system.failures]
@@ -72,7 +75,8 @@ def _per_query(
     if not isinstance(system, Mapping):
         raise TypeError(
             f"system {name!r}: expected a RetrievalEvalReport or a run "
-            f"({{query_id: ranking or {{doc_id: score}}}}), got {type(system).__name__}"
+            f"({{query_id: ranking or {{doc_id: score}}}}), or a RagEvalReport, "
+            f"got {type(system).__name__}"
         )
     if qrels is None:
         raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
@@ -87,8 +91,8 @@ def _per_query(
 
 
 def _paired_values(
-    per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str]
-) -> tuple[int, dict[str, dict[str, list[float]]]]:
+    per_query: Mapping[str, Mapping[str, Mapping[str, float | None]]], metrics: Sequence[str]
+) -> tuple[int, dict[str, dict[str, list[float | None]]]]:
     """Each system's values of each metric, over the same queries in the same order."""
     query_ids = list(dict.fromkeys(q for values in per_query.values() for q in values))
     if not query_ids:
@@ -103,7 +107,7 @@ def _paired_values(
             "systems are paired by query id, and every system must have every query; "
             + "; ".join(problems)
         )
-    paired: dict[str, dict[str, list[float]]] = {}
+    paired: dict[str, dict[str, list[float | None]]] = {}
     for name, values in per_query.items():
         paired[name] = {}
         for metric in metrics:
@@ -116,7 +120,10 @@ def _paired_values(
                     f"system {name!r} has no {metric!r} for queries {_shown(lacking)} "
                     f"(it has: {', '.join(available) or 'nothing'}){hint}"
                 )
-            paired[name][metric] = [float(values[q][metric]) for q in query_ids]
+            # None (a RAG metric that does not apply to that sample) stays, to be paired out.
+            paired[name][metric] = [
+                None if (value := values[q][metric]) is None else float(value) for q in query_ids
+            ]
     return len(query_ids), paired
 
 
@@ -152,11 +159,11 @@ def _check_options(
 
 
 def compare(
-    systems: Mapping[str, RetrievalEvalReport | Run],
+    systems: Mapping[str, RetrievalEvalReport | RagEvalReport | Run],
     qrels: Qrels | None = None,
     *,
     baseline: str,
-    metrics: Sequence[str] = ("ndcg@10",),
+    metrics: Sequence[str] | None = None,
     tests: Sequence[str] = ("t-test", "randomization"),
     correction: str | None = "holm",
     n_permutations: int = 10_000,
@@ -173,6 +180,13 @@ def compare(
     position: every system must have every query, or a :class:`ValueError` names the missing
     ones — a report with failed queries is refused rather than compared on fewer queries.
 
+    RAG pipelines compare the same way: each system is then a :class:`RagEvalReport`, its
+    samples paired by the report's ``sample_ids`` (from ``evaluate_rag(..., ids=...)``, or the
+    ``user_input`` values when they are unique). A sample where a metric does not apply to
+    either side is left out of that metric's comparison, and the row's ``not_applicable``
+    counts those pairs; the row's means are over the pairs kept, the report's ``means`` over
+    each system's own values.
+
     Tests (``scipy.stats``, the optional ``stats`` extra): ``"t-test"`` (paired Student),
     ``"randomization"`` (Fisher's paired randomisation test, ``n_permutations`` swaps),
     ``"wilcoxon"`` (signed-rank) and ``"bootstrap"`` (a paired bootstrap interval of the mean
@@ -187,7 +201,9 @@ def compare(
     :param systems: system name → report or run; the baseline is one of them.
     :param qrels: the judgements that score the runs (unused for reports).
     :param baseline: the name of the system the others are compared with.
-    :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``).
+    :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``, or
+        RAG metric names); ``None`` means ``("ndcg@10",)``, or ``("token_f1",)`` for RAG
+        reports.
     :param tests: which tests to run; the first decides the significance marks.
     :param correction: the multiple-testing correction.
     :param n_permutations: random swaps of the randomisation test.
@@ -197,7 +213,8 @@ def compare(
     :param confidence_level: the coverage of the bootstrap interval.
     :raises ValueError: for an unknown baseline, test, correction or metric, a run without
         ``qrels``, or systems that do not all have the same queries and metrics.
-    :raises TypeError: for a system that is neither a report nor a run.
+    :raises TypeError: for a system that is neither a report nor a run, or a mix of RAG
+        reports and retrieval systems.
     :raises ImportError: if scipy (the ``stats`` extra) is not installed.
 
     >>> qrels = {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}, 'q3': {'d3': 1.0}}
@@ -210,6 +227,9 @@ def compare(
     >>> round(row.p_values['t-test'], 4)
     0.1835
     """
+    is_rag = _rag_pairs.check_kinds(systems)
+    if metrics is None:
+        metrics = (_rag_pairs.DEFAULT_RAG_METRIC,) if is_rag else ("ndcg@10",)
     metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
     _check_options(systems, baseline, metrics, tests, correction, alpha)
@@ -219,14 +239,24 @@ def compare(
 
     rows: list[PairedComparison] = []
     for metric in metrics:
-        base = paired[baseline][metric]
-        raw = {
-            name: _p_values(paired[name][metric], base, tests, n_permutations, seed)
+        kept = {
+            name: _rag_pairs.applicable_pairs(paired[name][metric], paired[baseline][metric])
             for name in names[1:]
+        }
+        for name, (values, _, _) in kept.items():
+            if not values:
+                raise ValueError(
+                    f"metric {metric!r} applies to no sample of both {name!r} and the baseline "
+                    f"{baseline!r}: nothing to compare"
+                )
+        raw = {
+            name: _p_values(values, base, tests, n_permutations, seed)
+            for name, (values, base, _) in kept.items()
         }
         adjusted = _adjust(raw, correction)
         for name in names[1:]:
-            values = paired[name][metric]
+            values, base, not_applicable = kept[name]
+            n_pairs = len(values)
             pairs = list(zip(values, base, strict=True))
             interval = None
             if "bootstrap" in tests:
@@ -241,9 +271,9 @@ def compare(
                 PairedComparison(
                     system=name,
                     metric=metric,
-                    mean=math.fsum(values) / n_queries,
-                    baseline_mean=math.fsum(base) / n_queries,
-                    difference=math.fsum(v - b for v, b in pairs) / n_queries,
+                    mean=math.fsum(values) / n_pairs,
+                    baseline_mean=math.fsum(base) / n_pairs,
+                    difference=math.fsum(v - b for v, b in pairs) / n_pairs,
                     wins=sum(v > b for v, b in pairs),
                     ties=sum(v == b for v, b in pairs),
                     losses=sum(v < b for v, b in pairs),
@@ -251,15 +281,14 @@ def compare(
                     p_values=raw[name],
                     adjusted_p_values=adjusted[name],
                     confidence_interval=interval,
+                    not_applicable=not_applicable,
                 )
             )
     return ComparisonReport(
         baseline=baseline,
         systems=names,
         metrics=metrics,
-        means={
-            name: {m: math.fsum(paired[name][m]) / n_queries for m in metrics} for name in names
-        },
+        means={name: {m: _mean(paired[name][m]) for m in metrics} for name in names},
         comparisons=rows,
         n_queries=n_queries,
         tests=tests,
@@ -270,6 +299,12 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
     )
+
+
+def _mean(values: Sequence[float | None]) -> float:
+    """The mean of the values that apply (a system with none was refused before)."""
+    applicable = [value for value in values if value is not None]
+    return math.fsum(applicable) / len(applicable)
 
 
 def _p_values(

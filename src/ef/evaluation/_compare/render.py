@@ -83,8 +83,17 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
         )
     return (
         f"Mean over {report.n_queries} paired queries; baseline: {report.baseline}. "
-        f"Bold: the best system per metric. {mark}"
+        f"Bold: the best system per metric. {mark}{_left_out(report)}"
     )
+
+
+def _left_out(report: ComparisonReport) -> str:
+    """Which tests left out pairs where a RAG metric did not apply; empty when none did."""
+    rows = [f"{r.system} on {r.metric}: {r.not_applicable}" for r in report.comparisons]
+    rows = [row for row, r in zip(rows, report.comparisons, strict=True) if r.not_applicable]
+    if not rows:
+        return ""
+    return f" Pairs left out where the metric did not apply to a side: {'; '.join(rows)}."
 
 
 def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[tuple[str, bool, bool]]]:
@@ -303,7 +312,7 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
     table = Table(
         caption=(
             f"Differences from the baseline ({report.baseline}) over {report.n_queries} "
-            f"queries; p-values two-sided, {correction or 'uncorrected'}."
+            f"queries; p-values two-sided, {correction or 'uncorrected'}.{_left_out(report)}"
         ),
         caption_justify="left",
     )

@@ -57,6 +57,8 @@ class PairedComparison:
     :param p_values: the raw p-value of each test that gives one (``None``: undefined).
     :param adjusted_p_values: the same after the report's correction.
     :param confidence_interval: the bootstrap interval of ``difference``, if it was asked for.
+    :param not_applicable: paired samples left out because the metric did not apply to the
+        system or the baseline there (RAG reports; always 0 for retrieval).
     """
 
     system: str
@@ -71,6 +73,7 @@ class PairedComparison:
     p_values: dict[str, float | None]
     adjusted_p_values: dict[str, float | None]
     confidence_interval: tuple[float, float] | None = attrs.field(default=None, converter=_interval)
+    not_applicable: int = attrs.field(default=0, kw_only=True)
 
 
 @attrs.frozen
@@ -231,6 +234,7 @@ _COMPARISON_FIELDS = {
     "p_values": _P_VALUES,
     "adjusted_p_values": _P_VALUES,
     "confidence_interval": optional(_interval_pair),
+    "not_applicable": count,
 }
 _REPORT_FIELDS = {
     "baseline": string,

@@ -50,8 +50,9 @@ def registry() -> Registry:
 def list_plugins() -> list[PluginInfo]:
     """Every loaded plugin — name, distribution, version and hooks — built-ins first.
 
-    >>> [info.name for info in list_plugins() if info.builtin]
-    ['ef.evaluation._builtins', 'ef.evaluation._adapters']
+    >>> [info.name for info in list_plugins() if info.builtin]  # doctest: +NORMALIZE_WHITESPACE
+    ['ef.evaluation._builtins', 'ef.evaluation._builtins.ragas_metrics',
+     'ef.evaluation._adapters']
     """
     return HOST.plugins()
 

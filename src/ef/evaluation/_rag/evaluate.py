@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._plugins import rag_metric_functions, registry
+from ef.evaluation._rag.sample_ids import check_ids, sample_ids
 from ef.evaluation._report.reports import RagEvalReport
 from ef.evaluation._scoring.metrics import checked_value
 from ef.evaluation._types import RagMetricFn, RagSample
@@ -32,13 +33,19 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
 
 
+def _is_id_list(value: object) -> bool:
+    # bool is an int, but True would be compared as "True": refused rather than guessed.
+    return isinstance(value, list | tuple) and all(
+        isinstance(item, str) or (isinstance(item, int) and not isinstance(item, bool))
+        for item in value
+    )
+
+
 def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
     """Return ``sample`` if it has the :class:`RagSample` shape, else say what is wrong."""
     where = f"sample {index}"
     if not isinstance(sample, Mapping):
         raise TypeError(f"{where}: expected a mapping (a RagSample), got {type(sample).__name__}")
-    if sample.get("response") is None:
-        raise ValueError(f"{where}: missing field 'response' (the generated answer)")
     for field in ("user_input", "response"):
         value = sample.get(field)
         if value is not None and not isinstance(value, str):
@@ -50,6 +57,13 @@ def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
         if value is not None and not _is_str_list(value):
             raise TypeError(
                 f"{where}: field {field!r} must be a list of strings, got {value!r:.80}"
+            )
+    for field in ("retrieved_context_ids", "reference_context_ids"):
+        value = sample.get(field)
+        if value is not None and not _is_id_list(value):
+            raise TypeError(
+                f"{where}: field {field!r} must be a list of ids (strings or integers), "
+                f"got {value!r:.80}"
             )
     reference = sample.get("reference")
     if reference is not None and not isinstance(reference, str):
@@ -115,6 +129,7 @@ def evaluate_rag(
     samples: Iterable[RagSample | Mapping[str, Any]],
     *,
     metrics: Sequence[str] = _DEFAULT_METRICS,
+    ids: Sequence[str] | None = None,
 ) -> RagEvalReport:
     """Score RAG samples with deterministic, reference-based lexical metrics.
 
@@ -126,21 +141,30 @@ def evaluate_rag(
     metrics — faithfulness, answer relevancy, … — pass the same samples to
     :func:`as_ragas_dataset` and run Ragas with your own LLM.
 
-    Every sample needs a string ``response``. ``reference`` may also be a list of acceptable
-    answers (the best score over them counts); a missing or ``None`` ``retrieved_contexts``
-    counts as no context retrieved. Each metric's mean (summed with :func:`math.fsum`) is over
-    the samples it applied to, which ``coverage`` counts; a metric that applied to no sample has
-    coverage ``0`` and no entry in ``metrics``. ``per_sample`` keeps every sample's values, with
-    ``None`` where a metric did not apply. Metric names are looked up among the built-ins and
-    the installed plugins' RAG metrics.
+    A metric whose inputs a sample lacks does not apply to it (a ``response`` for the answer
+    metrics, a ``reference`` for the reference-based ones, ``reference_contexts`` or context
+    ids for the metrics that read them): it is ``None`` there, never an error and never 0.
+    Besides the lexical metrics above, the registered ones include Ragas' deterministic metrics
+    (ROUGE, BLEU, chrF, string similarity, context matching; see the RAG guide).
+
+    ``reference`` may also be a list of acceptable answers (the best score over them counts); a
+    missing or ``None`` ``retrieved_contexts`` counts as no context retrieved. Each metric's
+    mean (summed with :func:`math.fsum`) is over the samples it applied to, which ``coverage``
+    counts; a metric that applied to no sample has coverage ``0`` and no entry in ``metrics``.
+    ``per_sample`` keeps every sample's values, with ``None`` where a metric did not apply.
+    Metric names are looked up among the built-ins and the installed plugins' RAG metrics.
 
     :param samples: an iterable of :class:`RagSample`\\ s (or plain mappings of the same shape).
     :param metrics: which metrics to compute — any of ``exact_match`` / ``token_f1`` /
         ``context_recall`` / ``context_precision`` / ``non_empty_rate``. The reference-based
         ones skip samples that carry no ``reference``.
+    :param ids: one unique id per sample, in order, recorded as the report's ``sample_ids`` so
+        :func:`compare` can pair two pipelines' reports; ``None`` uses each ``user_input`` when
+        every sample has one and none repeats (else the report has no sample ids).
     :returns: a :class:`RagEvalReport`.
     :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
-        sample without ``response`` or with an empty ``reference`` list, naming the sample).
+        sample with an empty ``reference`` list, naming the sample, and for ``ids`` that repeat
+        or do not name every sample).
     :raises TypeError: for a sample field of the wrong type, naming the sample and the field.
 
     >>> samples = [
@@ -157,10 +181,13 @@ def evaluate_rag(
     0.5
     """
     functions = _resolve(metrics)
+    checked_ids = None if ids is None else check_ids(ids)
+    user_inputs: list[str | None] = []
     values: dict[str, list[float]] = {name: [] for name in functions}
     per_sample: list[dict[str, float | None]] = []
     for index, raw in enumerate(samples):
         sample = _check_sample(index, raw)
+        user_inputs.append(sample.get("user_input"))
         row: dict[str, float | None] = {}
         for name, fn in functions.items():
             value = _score(index, name, fn, sample)
@@ -175,4 +202,5 @@ def evaluate_rag(
         coverage={name: len(v) for name, v in values.items()},
         n_samples=len(per_sample),
         per_sample=per_sample,
+        sample_ids=sample_ids(checked_ids, user_inputs),
     )

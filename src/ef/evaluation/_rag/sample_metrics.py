@@ -1,16 +1,18 @@
 """The built-in RAG metrics, each scoring one sample: ``fn(sample) -> float | None``.
 
-``None`` means *not applicable* (a reference-based metric on a sample without a ``reference``),
-so the sample is left out of that metric's mean and coverage. Each is the public lexical
+``None`` means *not applicable* (a reference-based metric on a sample without a ``reference``,
+an answer metric on one without a ``response``), so the sample is left out of that metric's mean
+and coverage. Each is the public lexical
 function of the same name (``exact_match(response, reference)``, …) applied to a sample's
 fields; ``_builtins`` registers them under those names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from ef.evaluation._rag import inputs as _inputs
 from ef.evaluation._rag import lexical as _lexical
 from ef.evaluation._types import RagMetricFn
 
@@ -24,46 +26,34 @@ __all__ = [
 ]
 
 
-def _contexts(sample: Mapping[str, Any]) -> Sequence[str]:
-    """The sample's retrieved contexts; a missing or ``None`` field means none were retrieved."""
-    contexts: Sequence[str] | None = sample.get("retrieved_contexts")
-    return () if contexts is None else contexts
-
-
-def _reference_list(sample: Mapping[str, Any]) -> Sequence[str] | None:
-    """The sample's references as a sequence, or ``None`` when it carries no ``reference``."""
-    reference: str | Sequence[str] | None = sample.get("reference")
-    if reference is None:
-        return None
-    return (reference,) if isinstance(reference, str) else reference
-
-
 def sample_exact_match(sample: Mapping[str, Any]) -> float | None:
-    """Exact match of the response with the reference (the best over a list); None without one.
+    """Exact match of the response with the reference (the best over a list); None lacking either.
 
     See :func:`ef.evaluation.exact_match`.
 
     >>> sample_exact_match({'response': 'Paris', 'reference': ['paris', 'Paris, France']})
     1.0
     """
-    references = _reference_list(sample)
-    if references is None:
+    references = _inputs.references(sample)
+    response = _inputs.response(sample)
+    if references is None or response is None:
         return None
-    return _lexical.exact_match(sample["response"], references)
+    return _lexical.exact_match(response, references)
 
 
 def sample_token_f1(sample: Mapping[str, Any]) -> float | None:
-    """Token F1 of the response against the reference (the best over a list); None without one.
+    """Token F1 of the response against the reference (the best over a list); None lacking either.
 
     See :func:`ef.evaluation.token_f1`.
 
     >>> sample_token_f1({'response': 'Paris', 'retrieved_contexts': []}) is None
     True
     """
-    references = _reference_list(sample)
-    if references is None:
+    references = _inputs.references(sample)
+    response = _inputs.response(sample)
+    if references is None or response is None:
         return None
-    return _lexical.token_f1(sample["response"], references)
+    return _lexical.token_f1(response, references)
 
 
 def sample_context_recall(sample: Mapping[str, Any]) -> float | None:
@@ -74,10 +64,10 @@ def sample_context_recall(sample: Mapping[str, Any]) -> float | None:
     >>> sample_context_recall({'reference': 'paris', 'retrieved_contexts': ['Paris, France']})
     1.0
     """
-    references = _reference_list(sample)
+    references = _inputs.references(sample)
     if references is None:
         return None
-    contexts = _contexts(sample)
+    contexts = _inputs.retrieved_contexts(sample)
     return max(_lexical.context_recall(ref, contexts) for ref in references)
 
 
@@ -89,10 +79,10 @@ def sample_context_precision(sample: Mapping[str, Any]) -> float | None:
     >>> sample_context_precision({'reference': 'paris', 'retrieved_contexts': ['Paris', 'Rome']})
     0.5
     """
-    references = _reference_list(sample)
+    references = _inputs.references(sample)
     if references is None:
         return None
-    contexts = _contexts(sample)
+    contexts = _inputs.retrieved_contexts(sample)
     return max(_lexical.context_precision(ref, contexts) for ref in references)
 
 
@@ -105,7 +95,7 @@ def sample_non_empty_rate(sample: Mapping[str, Any]) -> float:
     >>> sample_non_empty_rate({'response': 'x', 'retrieved_contexts': []})
     0.0
     """
-    return 1.0 if _contexts(sample) else 0.0
+    return 1.0 if _inputs.retrieved_contexts(sample) else 0.0
 
 
 BUILTIN_RAG_METRICS: dict[str, RagMetricFn] = {

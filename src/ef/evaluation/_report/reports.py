@@ -170,6 +170,10 @@ class RagEvalReport:
     records how many samples that was (a metric needing a ``reference`` skips samples without
     one). ``n_samples`` is the total scored.
 
+    ``per_sample`` (keyword-only) keeps each sample's values, ``None`` where a metric did not
+    apply; ``sample_ids`` (keyword-only) names the samples in the same order, so
+    :func:`compare` can pair two pipelines' reports (empty when the samples have no ids).
+
     >>> report = RagEvalReport(
     ...     metrics={'exact_match': 0.5}, coverage={'exact_match': 4}, n_samples=4)
     >>> report.metrics['exact_match']
@@ -182,11 +186,22 @@ class RagEvalReport:
     per_sample: tuple[dict[str, float | None], ...] = attrs.field(
         default=(), converter=_sample_tuple, kw_only=True
     )
+    sample_ids: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.sample_ids and len(self.sample_ids) != len(self.per_sample):
+            raise ValueError(
+                f"sample_ids names {len(self.sample_ids)} samples, per_sample has "
+                f"{len(self.per_sample)}; give one id per sample"
+            )
+        if len(set(self.sample_ids)) != len(self.sample_ids):
+            raise ValueError("sample_ids must be unique: an id names one sample")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field (the inverse of :meth:`from_dict`)."""
         data = attrs.asdict(self)
         data["per_sample"] = list(self.per_sample)
+        data["sample_ids"] = list(self.sample_ids)
         return data
 
     @classmethod
@@ -241,4 +256,5 @@ _RAG_FIELDS = {
     "coverage": mapping_of(count),
     "n_samples": count,
     "per_sample": list_of(mapping_of(optional(finite))),
+    "sample_ids": list_of(string),
 }

@@ -1,9 +1,10 @@
 """``ef-eval rag SAMPLES.jsonl``: score RAG samples with the deterministic lexical metrics.
 
 The file holds one JSON object per line in the :class:`~ef.evaluation.RagSample` shape
-(``user_input``, ``response``, ``retrieved_contexts``, ``reference``); blank lines are skipped,
-gzip is accepted. Scoring is :func:`~ef.evaluation.evaluate_rag`; any problem with a sample is
-reported with the file and line it came from.
+(``user_input``, ``response``, ``retrieved_contexts``, ``reference``, and the optional
+``reference_contexts``, ``retrieved_context_ids``, ``reference_context_ids``); blank lines are
+skipped, gzip is accepted. Scoring is :func:`~ef.evaluation.evaluate_rag`; any problem with a
+sample is reported with the file and line it came from.
 """
 
 from __future__ import annotations
@@ -33,8 +34,13 @@ __all__ = ["add_parser", "handle", "rag_table", "read_samples"]
 DESCRIPTION = """\
 Score RAG samples with deterministic, reference-based lexical metrics (no LLM): exact match
 and token F1 of the response against the reference, lexical context recall and precision, and
-the share of samples that retrieved any context. SAMPLES is a JSON Lines file, one RagSample
-object per line: {"user_input", "response", "retrieved_contexts", "reference"}.
+the share of samples that retrieved any context. --metrics also takes Ragas' deterministic
+metrics (rouge_score, bleu_score, chrf_score, non_llm_string_similarity, string_present,
+raw_exact_match, non_llm_context_recall, non_llm_context_precision_with_reference,
+id_based_context_recall, id_based_context_precision; the rag-metrics extra). SAMPLES is a JSON
+Lines file, one RagSample object per line: {"user_input", "response", "retrieved_contexts",
+"reference"}, and for the context-matching metrics "reference_contexts",
+"retrieved_context_ids", "reference_context_ids".
 """
 
 # evaluate_rag names a sample by its 0-based index; the file:line replaces that prefix.
