@@ -223,3 +223,46 @@ def test_inconsistent_sample_ids_are_refused(sample_ids: tuple[str, ...], messag
     with pytest.raises(ValueError, match=message):
         RagEvalReport({}, {}, 2, per_sample=[{}, {}], sample_ids=sample_ids)
 
+
+@pytest.mark.parametrize(
+    ("sample_ids", "error", "message"),
+    [
+        ([1, "b"], TypeError, r"sample_ids\[0\] is a JSON number; expected a string"),
+        ("ab", TypeError, r"sample_ids is a JSON string; expected an array"),
+        (None, TypeError, r"sample_ids is a JSON null; expected an array"),
+        (["a", "a"], ValueError, r"sample_ids must be unique"),
+        (["a"], ValueError, r"sample_ids names 1 samples, per_sample has 2"),
+    ],
+)
+def test_a_damaged_saved_rag_report_names_its_sample_ids(
+    sample_ids: object, error: type[Exception], message: str
+) -> None:
+    data = evaluate_rag(pipeline(BASELINE)[:2], metrics=["token_f1"]).to_dict()
+    data["sample_ids"] = sample_ids
+    with pytest.raises(error, match=message):
+        RagEvalReport.from_dict(data)
+
+
+def test_a_rag_report_saved_before_sample_ids_reads_without_them() -> None:
+    data = evaluate_rag(pipeline(BASELINE)[:2], metrics=["token_f1"]).to_dict()
+    del data["sample_ids"]
+    assert RagEvalReport.from_dict(data).sample_ids == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (-1, ValueError, r"not_applicable is -1; expected an integer >= 0"),
+        (True, TypeError, r"not_applicable is a JSON boolean; expected an integer"),
+        (1.5, TypeError, r"not_applicable is a JSON number; expected an integer"),
+    ],
+)
+def test_a_damaged_left_out_count_is_refused(
+    value: object, error: type[Exception], message: str
+) -> None:
+    base = evaluate_rag(pipeline(BASELINE), metrics=["token_f1"])
+    better = evaluate_rag(pipeline(BETTER), metrics=["token_f1"])
+    data = compare({"base": base, "better": better}, baseline="base", tests=("t-test",)).to_dict()
+    data["comparisons"][0]["not_applicable"] = value
+    with pytest.raises(error, match=message):
+        ComparisonReport.from_dict(data)
