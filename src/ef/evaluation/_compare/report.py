@@ -19,7 +19,7 @@ from ef.evaluation._report.fields import (
     optional,
     string,
 )
-from ef.evaluation._report.frozen import FrozenDict, frozen_dict, frozen_dict_of_dicts
+from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -105,16 +105,16 @@ class ComparisonReport(JsonReport):
     """
 
     baseline: str = attrs.field(metadata=checked(string))
-    systems: tuple[str, ...] = attrs.field(converter=tuple, metadata=checked(list_of(string)))
-    metrics: tuple[str, ...] = attrs.field(converter=tuple, metadata=checked(list_of(string)))
+    systems: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
+    metrics: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
     means: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
         converter=frozen_dict_of_dicts, metadata=checked(mapping_of(mapping_of(finite)))
     )
     comparisons: tuple[PairedComparison, ...] = attrs.field(
-        converter=tuple, metadata=checked(list_of(nested(PairedComparison)))
+        converter=as_tuple, metadata=checked(list_of(nested(PairedComparison)))
     )
     n_queries: int = attrs.field(metadata=checked(count))
-    tests: tuple[str, ...] = attrs.field(converter=tuple, metadata=checked(list_of(string)))
+    tests: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
     correction: str | None = attrs.field(metadata=checked(optional(string)))
     alpha: float = attrs.field(default=0.05, metadata=checked(finite))
     confidence_level: float = attrs.field(default=0.95, metadata=checked(finite))

@@ -10,12 +10,13 @@ mutable copy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, TypeVar
 
 __all__ = [
     "FrozenDict",
     "FrozenList",
+    "as_tuple",
     "freeze",
     "frozen_dict",
     "frozen_dict_of_dicts",
@@ -82,14 +83,23 @@ class FrozenList(list[T]):
         return list.__repr__(self)
 
 
-def frozen_dict(value: Mapping[K, V]) -> FrozenDict[K, V]:
+# The converters take and give Any-valued types: an attrs converter's parameter type becomes
+# the __init__ parameter's, where a type variable would be left unbound.
+
+
+def as_tuple(values: Iterable[Any]) -> tuple[Any, ...]:
+    """``values`` as a tuple: a converter for attrs."""
+    return tuple(values)
+
+
+def frozen_dict(value: Mapping[str, Any]) -> FrozenDict[str, Any]:
     """``value`` as a :class:`FrozenDict` (itself when it is one): a converter for attrs."""
     return value if type(value) is FrozenDict else FrozenDict(value)
 
 
 def frozen_dict_of_dicts(
-    value: Mapping[K, Mapping[str, V]],
-) -> FrozenDict[K, FrozenDict[str, V]]:
+    value: Mapping[str, Mapping[str, Any]],
+) -> FrozenDict[str, FrozenDict[str, Any]]:
     """A mapping of mappings (``per_query``, ``means``), frozen on both levels."""
     if type(value) is FrozenDict and all(type(inner) is FrozenDict for inner in value.values()):
         return value

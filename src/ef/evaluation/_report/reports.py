@@ -22,6 +22,7 @@ from ef.evaluation._report.fields import (
 )
 from ef.evaluation._report.frozen import (
     FrozenDict,
+    as_tuple,
     freeze,
     frozen_dict,
     frozen_dict_of_dicts,
@@ -97,7 +98,7 @@ class RetrievalEvalReport(JsonReport):
         converter=frozen_dict_of_dicts, metadata=checked(mapping_of(mapping_of(finite)))
     )
     n_queries: int = attrs.field(metadata=checked(count))
-    k_values: tuple[int, ...] = attrs.field(converter=tuple, metadata=checked(list_of(count)))
+    k_values: tuple[int, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(count)))
     skipped: FrozenDict[str, str] = attrs.field(
         factory=FrozenDict,
         converter=frozen_dict,
@@ -105,10 +106,13 @@ class RetrievalEvalReport(JsonReport):
         metadata=checked(mapping_of(string)),
     )
     short_rankings: tuple[str, ...] = attrs.field(
-        default=(), converter=tuple, kw_only=True, metadata=checked(list_of(string))
+        default=(), converter=as_tuple, kw_only=True, metadata=checked(list_of(string))
     )
     failures: tuple[QueryFailure, ...] = attrs.field(
-        default=(), converter=tuple, kw_only=True, metadata=checked(list_of(nested(QueryFailure)))
+        default=(),
+        converter=as_tuple,
+        kw_only=True,
+        metadata=checked(list_of(nested(QueryFailure))),
     )
     latency: FrozenDict[str, float] = attrs.field(
         factory=FrozenDict,
