@@ -28,7 +28,7 @@ PACKAGE = "ef.evaluation"
 # import from its own layer's earlier siblings (left to right) and from any lower layer, never
 # upwards. ``_fusion`` has its place before it exists.
 LAYERS: list[list[str]] = [
-    ["_exceptions", "_types", "_json", "_redact"],
+    ["_exceptions", "_types", "_json", "_redact", "_version"],
     ["_report"],
     ["_scoring"],
     ["_io"],
@@ -203,6 +203,7 @@ def test_the_plugin_host_depends_only_on_hookspecs_and_registry_types():
     }
     assert own <= {
         "ef.evaluation._exceptions",
+        "ef.evaluation._version",
         "ef.evaluation._plugins.hookspecs",
         "ef.evaluation._plugins.registry",
         "ef.evaluation._plugins.calls",

@@ -32,9 +32,12 @@ def test_retrieval_report_round_trips_through_json(metrics, per_query, ks, failu
         short_rankings=("q1",),
         failures=failures,
         latency=latency,
-        manifest={"version": "1", "parameters": {"limit": 10}},
+        manifest={"version": "1", "parameters": {"limit": 10, "k_values": ks}},
     )
-    assert RetrievalEvalReport.from_json(report.to_json()) == report
+    again = RetrievalEvalReport.from_json(report.to_json())
+    assert again == report
+    assert hash(again) == hash(report)
+    assert again.to_dict() == report.to_dict()
 
 
 def test_spec_constructor_and_primary():

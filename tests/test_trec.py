@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ef.evaluation._exceptions import DatasetFormatError
 from ef.evaluation._io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
-from ef.evaluation._scoring.order import rank_by_score, rankings_from_run
+from ef.evaluation._scoring.order import as_ranking, rank_by_score, rank_query
 
 # Every test reads run files with the compiled parser plugin and with the built-in reader.
 pytestmark = pytest.mark.usefixtures("trec_run_parser")
@@ -27,6 +27,19 @@ doc_ids = st.text(alphabet=ID_CHARS, min_size=1, max_size=4)
 query_ids = st.text(alphabet="qQ1_é\ufeff", min_size=1, max_size=3)  # U+FEFF: a BOM look-alike
 # A handful of scores, so that ties are the rule rather than the exception.
 tied_scores = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0])
+
+
+def rankings_from_run(run: Mapping[str, object]) -> dict[str, list[str]]:
+    """A run as ranked doc ids per query: scored queries in trec_eval's order, lists as given."""
+    rankings: dict[str, list[str]] = {}
+    for qid, result in run.items():
+        if isinstance(result, Mapping):
+            rankings[qid] = rank_query(qid, result)
+        elif isinstance(result, list):
+            rankings[qid] = result
+        else:
+            rankings[qid] = list(as_ranking(qid, result))  # type: ignore[arg-type]
+    return rankings
 
 
 def write(path: Path, text: str) -> Path:

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from ef._search_types import SearchHit
-from ef.segments import Segment
+from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE, Segment
 
 __all__ = [
     "DEFAULT_OVERLAP",
@@ -37,11 +37,6 @@ __all__ = [
     "segment_corpus",
     "segment_document",
 ]
-
-DEFAULT_SEGMENT_SIZE = 128
-"""Words per segment: well inside the 256 word pieces a MiniLM-class model reads."""
-DEFAULT_OVERLAP = 32
-"""Words a segment shares with the one before it, so a passage cut in two is still found."""
 
 EMBEDDER_FORMS = (
     "'bm25'",

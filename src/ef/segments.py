@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Segment"]
+__all__ = ["DEFAULT_OVERLAP", "DEFAULT_SEGMENT_SIZE", "Segment"]
+
+DEFAULT_SEGMENT_SIZE = 128
+"""Words per segment: well inside the 256 word pieces a MiniLM-class model reads."""
+DEFAULT_OVERLAP = 32
+"""Words a segment shares with the one before it, so a passage cut in two is still found."""
 
 
 @attrs.frozen

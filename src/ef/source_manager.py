@@ -6,6 +6,7 @@ import heapq
 from collections.abc import Iterable, Mapping
 
 from ef._search_types import SearchableCorpus, SearchHit
+from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE
 
 __all__ = ["SearchHit", "SearchableCorpus", "SourceManager", "ingest"]
 
@@ -63,8 +64,8 @@ def ingest(
     corpus: Mapping[str, str],
     *,
     embedder: str = "bm25",
-    segment_size: int = 128,
-    overlap: int = 32,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
 ) -> SearchableCorpus:
     """Split ``corpus`` into segments and index them: a searchable corpus in one call.
 

@@ -191,6 +191,12 @@ del _name, _obj
 
 
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        # The installed distribution's version, or "unknown" from a bare source tree; read on
+        # first access (importlib.metadata is not imported with the package).
+        from ef.evaluation._version import library_version
+
+        return library_version() or "unknown"
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
 
-__all__ = ["compare", "example_report"]
+__all__ = ["compare"]
 
 _SHOWN_IDS = 10
 
@@ -339,20 +339,3 @@ def _adjust(
         for (name, _), value in zip(defined, values, strict=True):
             adjusted[name][test] = value
     return adjusted
-
-
-def example_report() -> ComparisonReport:
-    """The comparison the renderings' examples show: two systems over six queries."""
-
-    def scored(*values: float) -> RetrievalEvalReport:
-        per_query = {f"q{i}": {"ndcg@10": v} for i, v in enumerate(values)}
-        return RetrievalEvalReport({}, per_query, len(values), (10,))
-
-    return compare(
-        {
-            "bm25": scored(0.25, 0.5, 0.125, 0.5, 0.25, 0.375),
-            "dense": scored(0.5, 0.75, 0.5, 0.875, 0.625, 0.75),
-        },
-        baseline="bm25",
-        tests=("randomization",),
-    )

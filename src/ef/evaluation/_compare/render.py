@@ -5,6 +5,59 @@ metric, the mean over the paired queries; the best mean of each metric in bold, 
 mean that differs significantly from the baseline's, and a caption naming the test, the
 correction and the significance level, so a table copied into a paper says how it was made.
 
+One comparison, every rendering — two systems over six queries, with the randomisation test:
+
+>>> from ef.evaluation import RetrievalEvalReport, compare
+>>> def scored(*values):
+...     per_query = {f"q{i}": {"ndcg@10": v} for i, v in enumerate(values)}
+...     return RetrievalEvalReport({}, per_query, len(values), (10,))
+>>> report = compare(
+...     {"bm25": scored(0.25, 0.5, 0.125, 0.5, 0.25, 0.375),
+...      "dense": scored(0.5, 0.75, 0.5, 0.875, 0.625, 0.75)},
+...     baseline="bm25", tests=("randomization",))
+>>> print(caption(report))  # doctest: +NORMALIZE_WHITESPACE
+Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric.
+†: significantly different from the baseline at α = 0.05 (two-sided paired
+randomisation test, 10,000 permutations, seed 0; Holm correction over 1 comparison
+per metric).
+>>> print(to_markdown(report, digits=3))  # doctest: +ELLIPSIS
+| System | ndcg@10 |
+| :--- | ---: |
+| bm25 (baseline) | 0.333 |
+| dense | **0.667**† |
+<BLANKLINE>
+Table: Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric. ...
+<BLANKLINE>
+>>> print(to_latex(report, digits=3))  # doctest: +ELLIPSIS
+\\begin{table}[t]
+  \\centering
+  \\caption{Mean over 6 paired queries; baseline: bm25. ... at $\\alpha$ = 0.05 ...}
+  \\begin{tabular}{lr}
+    \\toprule
+    System & ndcg@10 \\\\
+    \\midrule
+    bm25 (baseline) & 0.333 \\\\
+    dense & \\textbf{0.667}$^\\dagger$ \\\\
+    \\bottomrule
+  \\end{tabular}
+\\end{table}
+<BLANKLINE>
+>>> from rich.console import Console
+>>> Console(width=60).print(to_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+┃ System                               ┃           ndcg@10 ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+│ bm25 (baseline)                      │            0.3333 │
+│ dense                                │           0.6667† │
+└──────────────────────────────────────┴───────────────────┘
+Mean over 6 paired queries; baseline: bm25. Bold: the best ...
+>>> Console(width=80).print(to_details_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+┏━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+┃ System ┃ Metric  ┃  Δ mean ┃     d ┃ W/T/L ┃ p (randomization) ┃
+┡━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+│ dense  │ ndcg@10 │ +0.3333 │ +5.16 │ 6/0/0 │           0.0312† │
+└────────┴─────────┴─────────┴───────┴───────┴───────────────────┘
+Differences from the baseline (bm25) over 6 queries; p-values...
 """
 
 from __future__ import annotations
@@ -49,13 +102,7 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
     :param test: the test whose results are marked; ``None`` means the report's first.
     :raises ValueError: if ``test`` was not run.
 
-    >>> from ef.evaluation._compare.compare import example_report
-    >>> report = example_report()
-    >>> print(caption(report))  # doctest: +NORMALIZE_WHITESPACE
-    Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric.
-    †: significantly different from the baseline at α = 0.05 (two-sided paired
-    randomisation test, 10,000 permutations, seed 0; Holm correction over 1 comparison
-    per metric).
+    The module's example shows it.
     """
     test = _deciding_test(report, test)
     compared = len(report.systems) - 1
@@ -129,16 +176,7 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
     :param digits: decimals shown.
     :raises ValueError: if ``test`` was not run.
 
-    >>> from ef.evaluation._compare.compare import example_report
-    >>> report = example_report()
-    >>> print(to_markdown(report, digits=3))  # doctest: +ELLIPSIS
-    | System | ndcg@10 |
-    | :--- | ---: |
-    | bm25 (baseline) | 0.333 |
-    | dense | **0.667**† |
-    <BLANKLINE>
-    Table: Mean over 6 paired queries; baseline: bm25. Bold: the best system per metric. ...
-    <BLANKLINE>
+    The module's example shows it.
     """
     test = _deciding_test(report, test)
     header = ["System", *(_markdown_escape(m) for m in report.metrics)]
@@ -184,22 +222,7 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
     :param digits: decimals shown.
     :raises ValueError: if ``test`` was not run.
 
-    >>> from ef.evaluation._compare.compare import example_report
-    >>> report = example_report()
-    >>> print(to_latex(report, digits=3))  # doctest: +ELLIPSIS
-    \\begin{table}[t]
-      \\centering
-      \\caption{Mean over 6 paired queries; baseline: bm25. ... at $\\alpha$ = 0.05 ...}
-      \\begin{tabular}{lr}
-        \\toprule
-        System & ndcg@10 \\\\
-        \\midrule
-        bm25 (baseline) & 0.333 \\\\
-        dense & \\textbf{0.667}$^\\dagger$ \\\\
-        \\bottomrule
-      \\end{tabular}
-    \\end{table}
-    <BLANKLINE>
+    The module's example shows it.
     """
     test = _deciding_test(report, test)
     header = " & ".join(["System", *(_latex_escape(m) for m in report.metrics)])
@@ -240,17 +263,7 @@ def to_table(
         ``**0.5000**``, as in Markdown, since bold would be lost.
     :raises ValueError: if ``test`` was not run.
 
-    >>> from ef.evaluation._compare.compare import example_report
-    >>> report = example_report()
-    >>> from rich.console import Console
-    >>> Console(width=60).print(to_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-    ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
-    ┃ System                               ┃           ndcg@10 ┃
-    ┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
-    │ bm25 (baseline)                      │            0.3333 │
-    │ dense                                │           0.6667† │
-    └──────────────────────────────────────┴───────────────────┘
-    Mean over 6 paired queries; baseline: bm25. Bold: the best ...
+    The module's example shows it.
     """
     from rich.table import Table
     from rich.text import Text
@@ -293,17 +306,7 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
     :param report: the comparison.
     :param digits: decimals shown for the differences.
 
-    >>> from ef.evaluation._compare.compare import example_report
-    >>> report = example_report()
-    >>> from rich.console import Console
-    >>> console = Console(width=80)
-    >>> console.print(to_details_table(report))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-    ┏━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
-    ┃ System ┃ Metric  ┃  Δ mean ┃     d ┃ W/T/L ┃ p (randomization) ┃
-    ┡━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
-    │ dense  │ ndcg@10 │ +0.3333 │ +5.16 │ 6/0/0 │           0.0312† │
-    └────────┴─────────┴─────────┴───────┴───────┴───────────────────┘
-    Differences from the baseline (bm25) over 6 queries; p-values...
+    The module's example shows it.
     """
     from rich.table import Table
 

@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ef.evaluation._json import loads_strict
 from ef.evaluation._report.fields import (
-    check_fields,
+    JsonReport,
+    checked,
     count,
     finite,
     integer,
     list_of,
     mapping_of,
+    nested,
     optional,
     string,
 )
+from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
 
 if TYPE_CHECKING:
     from rich.table import Table
 
 __all__ = ["ComparisonReport", "PairedComparison"]
-
-
-def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(values)
 
 
 def _interval(value: Iterable[float] | None) -> tuple[float, float] | None:
@@ -37,12 +34,18 @@ def _interval(value: Iterable[float] | None) -> tuple[float, float] | None:
     return (float(low), float(high))
 
 
-def _comparison_tuple(values: Iterable[PairedComparison]) -> tuple[PairedComparison, ...]:
-    return tuple(values)
+def _interval_pair(value: Any, where: str) -> Any:
+    values = list_of(finite)(value, where)
+    if len(values) != 2:
+        raise ValueError(f"{where} holds {len(values)} numbers; expected 2 (low, high)")
+    return values
+
+
+_P_VALUES = checked(mapping_of(optional(finite)))
 
 
 @attrs.frozen
-class PairedComparison:
+class PairedComparison(JsonReport):
     """One system against the baseline on one metric, over the paired queries.
 
     :param system: the compared system's name.
@@ -61,23 +64,27 @@ class PairedComparison:
         system or the baseline there (RAG reports; always 0 for retrieval).
     """
 
-    system: str
-    metric: str
-    mean: float
-    baseline_mean: float
-    difference: float
-    wins: int
-    ties: int
-    losses: int
-    effect_size: float | None
-    p_values: dict[str, float | None]
-    adjusted_p_values: dict[str, float | None]
-    confidence_interval: tuple[float, float] | None = attrs.field(default=None, converter=_interval)
-    not_applicable: int = attrs.field(default=0, kw_only=True)
+    system: str = attrs.field(metadata=checked(string))
+    metric: str = attrs.field(metadata=checked(string))
+    mean: float = attrs.field(metadata=checked(finite))
+    baseline_mean: float = attrs.field(metadata=checked(finite))
+    difference: float = attrs.field(metadata=checked(finite))
+    wins: int = attrs.field(metadata=checked(count))
+    ties: int = attrs.field(metadata=checked(count))
+    losses: int = attrs.field(metadata=checked(count))
+    effect_size: float | None = attrs.field(metadata=checked(optional(finite)))
+    p_values: FrozenDict[str, float | None] = attrs.field(converter=frozen_dict, metadata=_P_VALUES)
+    adjusted_p_values: FrozenDict[str, float | None] = attrs.field(
+        converter=frozen_dict, metadata=_P_VALUES
+    )
+    confidence_interval: tuple[float, float] | None = attrs.field(
+        default=None, converter=_interval, metadata=checked(optional(_interval_pair))
+    )
+    not_applicable: int = attrs.field(default=0, kw_only=True, metadata=checked(count))
 
 
 @attrs.frozen
-class ComparisonReport:
+class ComparisonReport(JsonReport):
     """The outcome of :func:`compare` — systems against a baseline, metric by metric.
 
     ``means`` maps every system (the baseline too) to its mean of each metric over the
@@ -100,19 +107,23 @@ class ComparisonReport:
     {'randomization': 0.5}
     """
 
-    baseline: str
-    systems: tuple[str, ...] = attrs.field(converter=_str_tuple)
-    metrics: tuple[str, ...] = attrs.field(converter=_str_tuple)
-    means: dict[str, dict[str, float]]
-    comparisons: tuple[PairedComparison, ...] = attrs.field(converter=_comparison_tuple)
-    n_queries: int
-    tests: tuple[str, ...] = attrs.field(converter=_str_tuple)
-    correction: str | None
-    alpha: float = 0.05
-    confidence_level: float = 0.95
-    n_permutations: int = 10_000
-    n_resamples: int = 10_000
-    seed: int = 0
+    baseline: str = attrs.field(metadata=checked(string))
+    systems: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
+    metrics: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
+    means: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
+        converter=frozen_dict_of_dicts, metadata=checked(mapping_of(mapping_of(finite)))
+    )
+    comparisons: tuple[PairedComparison, ...] = attrs.field(
+        converter=as_tuple, metadata=checked(list_of(nested(PairedComparison)))
+    )
+    n_queries: int = attrs.field(metadata=checked(count))
+    tests: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
+    correction: str | None = attrs.field(metadata=checked(optional(string)))
+    alpha: float = attrs.field(default=0.05, metadata=checked(finite))
+    confidence_level: float = attrs.field(default=0.95, metadata=checked(finite))
+    n_permutations: int = attrs.field(default=10_000, metadata=checked(count))
+    n_resamples: int = attrs.field(default=10_000, metadata=checked(count))
+    seed: int = attrs.field(default=0, metadata=checked(integer))
 
     def comparison(self, system: str, metric: str) -> PairedComparison:
         """The comparison of ``system`` with the baseline on ``metric``.
@@ -168,86 +179,3 @@ class ComparisonReport:
         from ef.evaluation._compare.render import to_details_table
 
         return to_details_table(self, digits=digits)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (the inverse of :meth:`from_dict`)."""
-        data = attrs.asdict(self)
-        for name in ("systems", "metrics", "tests"):
-            data[name] = list(data[name])
-        data["comparisons"] = [dict(row) for row in data["comparisons"]]
-        for row in data["comparisons"]:
-            if row["confidence_interval"] is not None:
-                row["confidence_interval"] = list(row["confidence_interval"])
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ComparisonReport:
-        """Rebuild a report from :meth:`to_dict` output, checking every field first.
-
-        :raises TypeError: for a missing or unknown field, or a value of the wrong type (a
-            string or ``null`` where a number belongs).
-        :raises ValueError: for a number that is not finite, or a negative count.
-        """
-        fields = check_fields(cls, data, _REPORT_FIELDS)
-        fields["comparisons"] = [PairedComparison(**row) for row in fields["comparisons"]]
-        return cls(**fields)
-
-    def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
-
-        :raises ValueError: if a value is NaN or infinite.
-        """
-        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ComparisonReport:
-        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
-
-        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
-        :raises TypeError: for a field of the wrong type.
-        """
-        return cls.from_dict(loads_strict(text))
-
-
-def _interval_pair(value: Any, where: str) -> Any:
-    values = list_of(finite)(value, where)
-    if len(values) != 2:
-        raise ValueError(f"{where} holds {len(values)} numbers; expected 2 (low, high)")
-    return values
-
-
-def _comparison(value: Any, where: str) -> Any:
-    return check_fields(PairedComparison, value, _COMPARISON_FIELDS, where)
-
-
-_P_VALUES = mapping_of(optional(finite))
-_COMPARISON_FIELDS = {
-    "system": string,
-    "metric": string,
-    "mean": finite,
-    "baseline_mean": finite,
-    "difference": finite,
-    "wins": count,
-    "ties": count,
-    "losses": count,
-    "effect_size": optional(finite),
-    "p_values": _P_VALUES,
-    "adjusted_p_values": _P_VALUES,
-    "confidence_interval": optional(_interval_pair),
-    "not_applicable": count,
-}
-_REPORT_FIELDS = {
-    "baseline": string,
-    "systems": list_of(string),
-    "metrics": list_of(string),
-    "means": mapping_of(mapping_of(finite)),
-    "comparisons": list_of(_comparison),
-    "n_queries": count,
-    "tests": list_of(string),
-    "correction": optional(string),
-    "alpha": finite,
-    "confidence_level": finite,
-    "n_permutations": count,
-    "n_resamples": count,
-    "seed": integer,
-}

@@ -23,7 +23,6 @@ from typing import Any
 
 __all__ = [
     "CORRECTIONS",
-    "P_VALUE_TESTS",
     "SIGNIFICANCE_TESTS",
     "adjust_p_values",
     "bootstrap_interval",
@@ -35,9 +34,6 @@ __all__ = [
 
 SIGNIFICANCE_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap")
 """Every significance test :func:`compare` knows, by the name it is asked for (``tests=``)."""
-
-P_VALUE_TESTS = ("t-test", "randomization", "wilcoxon")
-"""The tests that give a p-value (the bootstrap gives an interval)."""
 
 CORRECTIONS = ("holm", "bonferroni", "bh")
 """The multiple-testing corrections :func:`compare` knows (``correction=``), besides ``None``."""

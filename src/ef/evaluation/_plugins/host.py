@@ -31,6 +31,7 @@ from ef.evaluation._plugins.registry import (
     make_rag_metric,
     make_reader,
 )
+from ef.evaluation._version import library_version
 
 __all__ = ["ENV_SELECT", "BuiltinLoader", "PluginHost"]
 
@@ -87,7 +88,7 @@ class PluginHost:
                 self._pm = pm
                 try:
                     for name, plugin in self._builtins():
-                        self._add(plugin, name, "ef-evaluation", _own_version(), builtin=True)
+                        self._add(plugin, name, "ef-evaluation", library_version(), builtin=True)
                     with stdout_to_stderr():
                         self._load_entry_points()
                 except BaseException:
@@ -343,15 +344,6 @@ class PluginHost:
             hooks = tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or ()))
             infos.append(PluginInfo(name, dist_name, version, hooks, builtin))
         return sorted(infos, key=lambda info: not info.builtin)
-
-
-def _own_version() -> str | None:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("ef-evaluation")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def _from(dist_name: str | None, version: str | None) -> str:

@@ -1,34 +1,41 @@
-"""Checking the fields of a report rebuilt from JSON: the right types, finite numbers.
+"""Reports to and from JSON through attrs: ``attrs.asdict`` out, one checked ``structure`` in.
 
-A saved report is input like any other: ``from_dict`` checks every field before building the
-report, so a damaged file (a string where a number belongs, ``null`` for a mean, a number
+A saved report is input like any other: :func:`structure` checks every field before building
+the report, so a damaged file (a string where a number belongs, ``null`` for a mean, a number
 that overflowed to infinity) is refused with a message naming the field, instead of becoming
-a report that fails later or prints a wrong number. Checkers return the value unchanged (ints
-stay ints, so a report round-trips exactly) and raise :class:`TypeError` for a value of the
-wrong JSON type, :class:`ValueError` for a wrong value.
+a report that fails later or prints a wrong number. Each field names its checker next to its
+declaration (:func:`checked`); a checker returns the value (ints stay ints, so a report
+round-trips exactly; a nested report class is built) and raises :class:`TypeError` for a value
+of the wrong JSON type, :class:`ValueError` for a wrong value. :class:`JsonReport` gives every
+report the same ``to_dict``/``from_dict``/``to_json``/``from_json``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Self
 
+import attr
 import attrs
 
-from ef.evaluation._json import json_type
+from ef.evaluation._json import json_type, loads_strict
 
 __all__ = [
     "Checker",
-    "check_fields",
+    "JsonReport",
+    "checked",
     "count",
     "finite",
     "integer",
     "list_of",
     "mapping_of",
+    "nested",
     "object_",
     "optional",
     "string",
+    "structure",
 ]
 
 Checker = Callable[[Any, str], Any]
@@ -91,9 +98,9 @@ def mapping_of(checker: Checker) -> Checker:
     """A JSON object whose every value passes ``checker``."""
 
     def check(value: Any, where: str) -> dict[str, Any]:
-        for key, item in object_(value, where).items():
-            checker(item, f"{where}[{key!r}]")
-        return value  # type: ignore[no-any-return]
+        return {
+            key: checker(item, f"{where}[{key!r}]") for key, item in object_(value, where).items()
+        }
 
     return check
 
@@ -104,34 +111,47 @@ def list_of(checker: Checker) -> Checker:
     def check(value: Any, where: str) -> Any:
         if not isinstance(value, list | tuple):
             raise _wrong_type(value, where, "an array")
-        for index, item in enumerate(value):
-            checker(item, f"{where}[{index}]")
-        return value
+        return [checker(item, f"{where}[{index}]") for index, item in enumerate(value)]
 
     return check
 
 
-def check_fields(
-    cls: type[Any], data: Any, checkers: Mapping[str, Checker], where: str = ""
-) -> dict[str, Any]:
-    """The fields of an attrs class ``cls`` in ``data``, each checked.
+def nested(cls: type[Any]) -> Checker:
+    """A JSON object holding the fields of the attrs class ``cls``, built into one."""
 
-    Every field without a default must be present; a name that is no field is refused.
+    def check(value: Any, where: str) -> Any:
+        return structure(cls, value, where)
+
+    return check
+
+
+_CHECK = "ef.evaluation.check"
+
+
+def checked(checker: Checker) -> dict[str, Checker]:
+    """The ``metadata=`` of an attrs field whose JSON value ``checker`` checks."""
+    return {_CHECK: checker}
+
+
+def structure(cls: type[Any], data: Any, where: str = "") -> Any:
+    """An instance of the attrs class ``cls`` from its JSON ``data``, every field checked.
+
+    Each field is checked by the checker in its metadata (:func:`checked`); every field
+    without a default must be present; a name that is no field is refused.
 
     :param cls: the attrs class to build.
     :param data: the decoded JSON object.
-    :param checkers: a checker for each field of ``cls``.
     :param where: the place of ``data`` in a larger value, for messages.
     :raises TypeError: for a missing or unknown field, or a value of the wrong type.
     :raises ValueError: for a number that is not finite, or a negative count.
 
     >>> @attrs.frozen
     ... class Point:
-    ...     x: float
-    ...     label: str = ""
-    >>> check_fields(Point, {"x": 1.5}, {"x": finite, "label": string})
-    {'x': 1.5}
-    >>> check_fields(Point, {"x": "1.5"}, {"x": finite, "label": string})
+    ...     x: float = attrs.field(metadata=checked(finite))
+    ...     label: str = attrs.field(default="", metadata=checked(string))
+    >>> structure(Point, {"x": 1.5})
+    Point(x=1.5, label='')
+    >>> structure(Point, {"x": "1.5"})
     Traceback (most recent call last):
     ...
     TypeError: x is a JSON string; expected a number
@@ -151,4 +171,48 @@ def check_fields(
     if missing:
         raise TypeError(f"{owner}missing field {missing[0]!r}")
     prefix = f"{where}." if where else ""
-    return {name: checkers[name](value, prefix + name) for name, value in data.items()}
+    return cls(
+        **{
+            name: fields[name].metadata[_CHECK](value, prefix + name)
+            for name, value in data.items()
+        }
+    )
+
+
+class JsonReport:
+    """The JSON of a report class: ``attrs.asdict`` out, :func:`structure` back in."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (the inverse of :meth:`from_dict`): plain dicts and
+        lists all the way down."""
+        # attrs.asdict keeps tuples (and our read-only types); the classic one makes lists.
+        return attr.asdict(self, retain_collection_types=False)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Rebuild a report from :meth:`to_dict` output, checking every field first.
+
+        :raises TypeError: for a missing or unknown field, or a value of the wrong type (a
+            string or ``null`` where a number belongs).
+        :raises ValueError: for a number that is not finite, or a negative count.
+        """
+        return structure(cls, data)  # type: ignore[no-any-return]
+
+    def to_json(self, **dumps_options: Any) -> str:
+        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
+
+        :raises ValueError: if a value is NaN or infinite.
+        """
+        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
+
+        :raises ValueError: for text that is not strict JSON (a
+            :class:`~ef.evaluation._json.JsonProblem`), or a field of the wrong value.
+        :raises TypeError: for a field of the wrong type.
+        """
+        return cls.from_dict(loads_strict(text))

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from ef.evaluation._json import loads_strict
 from ef.evaluation._report.fields import (
-    check_fields,
+    JsonReport,
+    checked,
     count,
     finite,
     list_of,
     mapping_of,
+    nested,
     object_,
     optional,
     string,
+)
+from ef.evaluation._report.frozen import (
+    FrozenDict,
+    as_tuple,
+    freeze,
+    frozen_dict,
+    frozen_dict_of_dicts,
 )
 
 __all__ = ["QueryFailure", "RagEvalReport", "RetrievalEvalReport"]
@@ -33,26 +40,14 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[low] * (1.0 - weight) + sorted_values[high] * weight
 
 
-def _int_tuple(values: Iterable[int]) -> tuple[int, ...]:
-    return tuple(values)
-
-
-def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(values)
-
-
-def _failure_tuple(values: Iterable[QueryFailure]) -> tuple[QueryFailure, ...]:
-    return tuple(values)
-
-
-def _sample_tuple(
-    values: Iterable[dict[str, float | None]],
-) -> tuple[dict[str, float | None], ...]:
-    return tuple(values)
+def _frozen_samples(
+    samples: Iterable[Mapping[str, float | None]],
+) -> tuple[FrozenDict[str, float | None], ...]:
+    return tuple(frozen_dict(sample) for sample in samples)
 
 
 @attrs.frozen
-class QueryFailure:
+class QueryFailure(JsonReport):
     """A query whose retrieval failed after every attempt.
 
     :param query_id: the query that failed.
@@ -62,14 +57,14 @@ class QueryFailure:
     :param attempts: how many times the retriever was called for this query.
     """
 
-    query_id: str
-    error_type: str
-    message: str
-    attempts: int
+    query_id: str = attrs.field(metadata=checked(string))
+    error_type: str = attrs.field(metadata=checked(string))
+    message: str = attrs.field(metadata=checked(string))
+    attempts: int = attrs.field(metadata=checked(count))
 
 
 @attrs.frozen
-class RetrievalEvalReport:
+class RetrievalEvalReport(JsonReport):
     """The outcome of :func:`evaluate_retrieval` — metrics over a query set.
 
     ``metrics`` maps a ``"<metric>@<k>"`` key (e.g. ``"ndcg@10"``) to the mean of that metric
@@ -85,23 +80,49 @@ class RetrievalEvalReport:
     ``latency`` maps each retrieved query to its wall time in seconds; ``manifest`` records the
     library version, the parameters and fingerprints of the inputs.
 
+    A report is a value: its mappings are read-only ``dict``\\ s (assigning into
+    ``report.metrics`` raises :class:`TypeError`; ``dict(report.metrics)`` is a copy to
+    change), its sequences tuples, and equal reports hash equal. ``to_dict`` is
+    :func:`attrs.asdict` (JSON-ready), ``from_dict`` checks every field before building.
+
     >>> report = RetrievalEvalReport(
     ...     metrics={'ndcg@10': 0.83}, per_query={}, n_queries=12, k_values=(10,))
     >>> report.primary
     0.83
     """
 
-    metrics: dict[str, float]
-    per_query: dict[str, dict[str, float]]
-    n_queries: int
-    k_values: tuple[int, ...] = attrs.field(converter=_int_tuple)
-    skipped: dict[str, str] = attrs.field(factory=dict, kw_only=True)
-    short_rankings: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, kw_only=True)
-    failures: tuple[QueryFailure, ...] = attrs.field(
-        default=(), converter=_failure_tuple, kw_only=True
+    metrics: FrozenDict[str, float] = attrs.field(
+        converter=frozen_dict, metadata=checked(mapping_of(finite))
     )
-    latency: dict[str, float] = attrs.field(factory=dict, kw_only=True)
-    manifest: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+    per_query: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
+        converter=frozen_dict_of_dicts, metadata=checked(mapping_of(mapping_of(finite)))
+    )
+    n_queries: int = attrs.field(metadata=checked(count))
+    k_values: tuple[int, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(count)))
+    skipped: FrozenDict[str, str] = attrs.field(
+        factory=FrozenDict,
+        converter=frozen_dict,
+        kw_only=True,
+        metadata=checked(mapping_of(string)),
+    )
+    short_rankings: tuple[str, ...] = attrs.field(
+        default=(), converter=as_tuple, kw_only=True, metadata=checked(list_of(string))
+    )
+    failures: tuple[QueryFailure, ...] = attrs.field(
+        default=(),
+        converter=as_tuple,
+        kw_only=True,
+        metadata=checked(list_of(nested(QueryFailure))),
+    )
+    latency: FrozenDict[str, float] = attrs.field(
+        factory=FrozenDict,
+        converter=frozen_dict,
+        kw_only=True,
+        metadata=checked(mapping_of(finite)),
+    )
+    manifest: FrozenDict[str, Any] = attrs.field(
+        factory=FrozenDict, converter=freeze, kw_only=True, metadata=checked(object_)
+    )
 
     @property
     def primary(self) -> float | None:
@@ -125,45 +146,9 @@ class RetrievalEvalReport:
             "mean": math.fsum(values) / len(values),
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (the inverse of :meth:`from_dict`)."""
-        data = attrs.asdict(self)
-        data["k_values"] = list(self.k_values)
-        data["short_rankings"] = list(self.short_rankings)
-        data["failures"] = [attrs.asdict(failure) for failure in self.failures]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RetrievalEvalReport:
-        """Rebuild a report from :meth:`to_dict` output, checking every field first.
-
-        :raises TypeError: for a missing or unknown field, or a value of the wrong type (a
-            string or ``null`` where a number belongs).
-        :raises ValueError: for a number that is not finite, or a negative count.
-        """
-        fields = check_fields(cls, data, _RETRIEVAL_FIELDS)
-        fields["failures"] = [QueryFailure(**failure) for failure in fields.get("failures", ())]
-        return cls(**fields)
-
-    def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
-
-        :raises ValueError: if a value is NaN or infinite.
-        """
-        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> RetrievalEvalReport:
-        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
-
-        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
-        :raises TypeError: for a field of the wrong type.
-        """
-        return cls.from_dict(loads_strict(text))
-
 
 @attrs.frozen
-class RagEvalReport:
+class RagEvalReport(JsonReport):
     """The outcome of :func:`evaluate_rag` — lexical RAG metrics over a sample set.
 
     ``metrics`` maps each metric to its mean over the samples it applied to; ``coverage``
@@ -180,13 +165,22 @@ class RagEvalReport:
     0.5
     """
 
-    metrics: dict[str, float]
-    coverage: dict[str, int]
-    n_samples: int
-    per_sample: tuple[dict[str, float | None], ...] = attrs.field(
-        default=(), converter=_sample_tuple, kw_only=True
+    metrics: FrozenDict[str, float] = attrs.field(
+        converter=frozen_dict, metadata=checked(mapping_of(finite))
     )
-    sample_ids: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, kw_only=True)
+    coverage: FrozenDict[str, int] = attrs.field(
+        converter=frozen_dict, metadata=checked(mapping_of(count))
+    )
+    n_samples: int = attrs.field(metadata=checked(count))
+    per_sample: tuple[FrozenDict[str, float | None], ...] = attrs.field(
+        default=(),
+        converter=_frozen_samples,
+        kw_only=True,
+        metadata=checked(list_of(mapping_of(optional(finite)))),
+    )
+    sample_ids: tuple[str, ...] = attrs.field(
+        default=(), converter=as_tuple, kw_only=True, metadata=checked(list_of(string))
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.sample_ids and len(self.sample_ids) != len(self.per_sample):
@@ -196,65 +190,3 @@ class RagEvalReport:
             )
         if len(set(self.sample_ids)) != len(self.sample_ids):
             raise ValueError("sample_ids must be unique: an id names one sample")
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (the inverse of :meth:`from_dict`)."""
-        data = attrs.asdict(self)
-        data["per_sample"] = list(self.per_sample)
-        data["sample_ids"] = list(self.sample_ids)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RagEvalReport:
-        """Rebuild a report from :meth:`to_dict` output, checking every field first.
-
-        :raises TypeError: for a missing or unknown field, or a value of the wrong type.
-        :raises ValueError: for a number that is not finite, or a negative count.
-        """
-        return cls(**check_fields(cls, data, _RAG_FIELDS))
-
-    def to_json(self, **dumps_options: Any) -> str:
-        """The report as a JSON string; strict JSON, so a value that is not finite is refused.
-
-        :raises ValueError: if a value is NaN or infinite.
-        """
-        return json.dumps(self.to_dict(), **{**dumps_options, "allow_nan": False})
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> RagEvalReport:
-        """Rebuild a report from :meth:`to_json` output, which must be strict JSON.
-
-        :raises ValueError: for text that is not strict JSON, or a field of the wrong value.
-        :raises TypeError: for a field of the wrong type.
-        """
-        return cls.from_dict(loads_strict(text))
-
-
-def _failure(value: Any, where: str) -> Any:
-    return check_fields(QueryFailure, value, _FAILURE_FIELDS, where)
-
-
-_FAILURE_FIELDS = {
-    "query_id": string,
-    "error_type": string,
-    "message": string,
-    "attempts": count,
-}
-_RETRIEVAL_FIELDS = {
-    "metrics": mapping_of(finite),
-    "per_query": mapping_of(mapping_of(finite)),
-    "n_queries": count,
-    "k_values": list_of(count),
-    "skipped": mapping_of(string),
-    "short_rankings": list_of(string),
-    "failures": list_of(_failure),
-    "latency": mapping_of(finite),
-    "manifest": object_,
-}
-_RAG_FIELDS = {
-    "metrics": mapping_of(finite),
-    "coverage": mapping_of(count),
-    "n_samples": count,
-    "per_sample": list_of(mapping_of(optional(finite))),
-    "sample_ids": list_of(string),
-}

@@ -67,14 +67,10 @@ class PreparedRetriever:
 
     :ivar call: ``call(query_text)`` → results (an awaitable when ``is_async``).
     :ivar is_async: whether ``call`` returns an awaitable.
-    :ivar passes_limit: whether ``limit=`` is passed (otherwise results are truncated).
-    :ivar name: the retriever's qualified name, for the report's manifest.
     """
 
     call: Callable[[str], Any]
     is_async: bool
-    passes_limit: bool
-    name: str
 
 
 def qualified_name(obj: object) -> str:
@@ -101,9 +97,9 @@ def prepare_retriever(
             "query -> results, an object with search(query, *, limit), a SourceManager, "
             "or a type a plugin adapts (ef_evaluation_adapt_retriever)"
         )
-    passes_limit = _accepts_limit(fn)
-    call: Callable[[str], Any] = functools.partial(fn, limit=limit) if passes_limit else fn
-    return PreparedRetriever(call, _is_async(fn), passes_limit, qualified_name(retriever))
+    # Without limit= the results are cut to ``limit`` when they are mapped to doc ids.
+    call: Callable[[str], Any] = functools.partial(fn, limit=limit) if _accepts_limit(fn) else fn
+    return PreparedRetriever(call, _is_async(fn))
 
 
 class DocIds(NamedTuple):

@@ -10,8 +10,10 @@ public functions of :mod:`ef.evaluation._plugins`, and handed to the pure layers
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
 
 from ef.evaluation._exceptions import QueryError, UnusableResults
 from ef.evaluation._plugins import HOST, adapt_retriever, lookup_metrics
@@ -24,32 +26,30 @@ from ef.evaluation._running.adapters import (
     to_doc_ids,
 )
 from ef.evaluation._running.journal import Journal, JournalEntry
-from ef.evaluation._running.options import QueryOutcome, RunnerOptions, query_failure
-from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
+from ef.evaluation._running.options import (
+    EvaluationOptions,
+    QueryOutcome,
+    ScoringOptions,
+    query_failure,
+)
+from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.plan import QueryPlan, fingerprint
 from ef.evaluation._types import Qrels, Queries
 
-__all__ = ["RetrieverRun", "plan_queries", "retriever_identity", "runner_options"]
+__all__ = ["RetrieverRun", "plan_queries", "retriever_identity"]
 
 
-def plan_queries(
-    qrels: Qrels,
-    queries: Queries | None,
-    *,
-    k_values: Iterable[int],
-    metrics: Sequence[str],
-    ignore_identical_ids: bool,
-) -> QueryPlan:
-    """The :class:`QueryPlan` for ``metrics`` looked up in the plugin registry.
+def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions) -> QueryPlan:
+    """The :class:`QueryPlan` of ``options``, their metrics looked up in the plugin registry.
 
     :raises ValueError: for an unknown metric name (before anything else is checked).
     """
     return QueryPlan(
         qrels,
         queries,
-        metrics=lookup_metrics(metrics),
-        k_values=k_values,
-        ignore_identical_ids=ignore_identical_ids,
+        metrics=lookup_metrics(options.metrics),
+        k_values=options.k_values,
+        ignore_identical_ids=options.ignore_identical_ids,
     )
 
 
@@ -57,29 +57,12 @@ class RetrieverRun:
     """One evaluation of a retriever: its plan and score sheet, the prepared retriever, options."""
 
     def __init__(
-        self,
-        retriever: Any,
-        qrels: Qrels,
-        queries: Queries,
-        *,
-        k_values: Sequence[int],
-        metrics: Sequence[str],
-        limit: int | None,
-        options: RunnerOptions,
-        progress: Callable[[Progress], None] | None,
-        ignore_identical_ids: bool,
-        journal: str | os.PathLike[str] | None,
-        retriever_id: str | None,
+        self, retriever: Any, qrels: Qrels, queries: Queries, options: EvaluationOptions
     ) -> None:
-        plan = plan_queries(
-            qrels,
-            queries,
-            k_values=k_values,
-            metrics=metrics,
-            ignore_identical_ids=ignore_identical_ids,
-        )
-        self.sheet = ScoreSheet(plan, parameters={}, progress=progress)
+        plan = plan_queries(qrels, queries, options)
+        self.sheet = ScoreSheet(plan, parameters={}, progress=options.progress)
         max_k = plan.max_k
+        journal, limit = options.journal, options.limit
         if limit is None and journal is not None and os.path.exists(journal):
             # Re-scoring a journal: keep the limit it was retrieved with.
             limit = Journal.read_header(journal).get("limit")
@@ -90,32 +73,23 @@ class RetrieverRun:
                 )
         if limit is None:
             # One more than needed when the query itself may come back (as BEIR does).
-            limit = max_k + (1 if ignore_identical_ids else 0)
+            limit = max_k + (1 if options.ignore_identical_ids else 0)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
         self.limit = limit
         self.queries = queries
-        self.options = options
         self.prepared: PreparedRetriever = prepare_retriever(retriever, limit, adapt_retriever)
-        self.retriever_id = retriever_identity(retriever, retriever_id)
-        self.sheet.parameters.update(
-            limit=limit,
-            max_concurrency=options.max_concurrency,
-            timeout=options.timeout,
-            retries=options.retries,
-            retry_on=[f"{e.__module__}.{e.__qualname__}" for e in options.retry_on],
-            on_error=options.on_error,
-            rate_limit=options.rate_limit,
-        )
+        self.retriever_id = retriever_identity(retriever, options.retriever_id)
+        # What was given, resolved: what the manifest and the journal's fingerprint record.
+        self.options = attrs.evolve(options, limit=limit, retriever_id=self.retriever_id)
+        self.sheet.parameters.update(self.options.recorded())
         self.journal: Journal | None = None
         self.resumed = 0
         if journal is not None:
             self._open_journal(journal)
 
     def _open_journal(self, path: str | os.PathLike[str]) -> None:
-        key = fingerprint(
-            {**self.sheet.plan.fingerprints(), "retriever": self.retriever_id, "limit": self.limit}
-        )
+        key = fingerprint({**self.sheet.plan.fingerprints(), **self.options.journal_keys()})
         self.journal = Journal(path, fingerprint=key, limit=self.limit, retriever=self.retriever_id)
         planned = set(self.sheet.plan.planned)
         for query_id, entry in self.journal.finished().items():
@@ -236,21 +210,3 @@ def retriever_identity(retriever: object, retriever_id: str | None = None) -> st
     if isinstance(own, str):
         return own
     return qualified_name(retriever)
-
-
-def runner_options(
-    max_concurrency: int | None,
-    timeout: float | None,
-    retries: int,
-    retry_on: tuple[type[BaseException], ...],
-    on_error: Literal["raise", "record"],
-    rate_limit: float | None,
-) -> RunnerOptions:
-    return RunnerOptions(
-        max_concurrency=max_concurrency,
-        timeout=timeout,
-        retries=retries,
-        retry_on=tuple(retry_on),
-        on_error=on_error,
-        rate_limit=rate_limit,
-    )

@@ -11,7 +11,13 @@ from typing import Any, Literal
 
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
 from ef.evaluation._report.reports import RetrievalEvalReport
-from ef.evaluation._running.driver import RetrieverRun, plan_queries, runner_options
+from ef.evaluation._running.driver import RetrieverRun, plan_queries
+from ef.evaluation._running.options import (
+    DEFAULT_K_VALUES,
+    DEFAULT_METRICS,
+    EvaluationOptions,
+    ScoringOptions,
+)
 from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
 from ef.evaluation._types import Qrels, Queries, Run
 
@@ -25,11 +31,6 @@ __all__ = [
     "evaluate_retrieval_async",
     "evaluate_run",
 ]
-
-DEFAULT_K_VALUES = (1, 5, 10, 100)
-"""The cutoffs every evaluation computes unless told otherwise (``k_values=``)."""
-DEFAULT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
-"""The metrics every retrieval evaluation computes unless told otherwise (``metrics=``)."""
 
 
 def _in_event_loop() -> bool:
@@ -156,21 +157,9 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    evaluation = RetrieverRun(
-        retriever,
-        qrels,
-        queries,
-        k_values=k_values,
-        metrics=metrics,
-        limit=limit,
-        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
-        progress=progress,
-        ignore_identical_ids=ignore_identical_ids,
-        journal=journal,
-        retriever_id=retriever_id,
-    )
-    inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
-    if inline:
+    options = EvaluationOptions.from_keywords(locals())
+    evaluation = RetrieverRun(retriever, qrels, queries, options)
+    if options.runs_inline and not evaluation.prepared.is_async:
         evaluation.run_inline()
     else:
         import anyio
@@ -220,19 +209,8 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    evaluation = RetrieverRun(
-        retriever,
-        qrels,
-        queries,
-        k_values=k_values,
-        metrics=metrics,
-        limit=limit,
-        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
-        progress=progress,
-        ignore_identical_ids=ignore_identical_ids,
-        journal=journal,
-        retriever_id=retriever_id,
-    )
+    options = EvaluationOptions.from_keywords(locals())
+    evaluation = RetrieverRun(retriever, qrels, queries, options)
     await evaluation.run_async()
     return _finish(evaluation)
 
@@ -282,10 +260,9 @@ def evaluate_run(
     >>> report.metrics['mrr@2']
     0.5
     """
-    plan = plan_queries(
-        qrels, None, k_values=k_values, metrics=metrics, ignore_identical_ids=ignore_identical_ids
-    )
-    sheet = ScoreSheet(plan, parameters={})
+    options = ScoringOptions.from_keywords(locals())
+    plan = plan_queries(qrels, None, options)
+    sheet = ScoreSheet(plan, parameters=options.recorded())
     add, add_scores = sheet.add_ranking, sheet.add_scores
     empty: list[str] = []
     for query_id in plan.planned:

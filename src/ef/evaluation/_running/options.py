@@ -1,4 +1,13 @@
-"""The runner's rules and results: options, one query's outcome, and the raise-mode error.
+"""The options of an evaluation, declared once, and one query's outcome.
+
+:class:`EvaluationOptions` holds every keyword of :func:`~ef.evaluation.evaluate_retrieval` and
+:func:`~ef.evaluation.evaluate_retrieval_async`: the scoring ones (:class:`ScoringOptions`,
+which :func:`~ef.evaluation.evaluate_run` shares) and the runner's (:class:`RunnerOptions`).
+Each option is one field, with its default, its validation and what it is in the report's
+manifest and the journal's fingerprint (:func:`role`); the entry points list the keywords
+for their signatures (a test pins them to these fields, defaults included) and build the
+options from them with :meth:`ScoringOptions.from_keywords`. Adding an option is one field
+here and the keyword in the signatures.
 
 Kept apart from the runner itself so that these light value classes import without anyio.
 """
@@ -6,25 +15,58 @@ Kept apart from the runner itself so that these light value classes import witho
 from __future__ import annotations
 
 import math
+import os
 import random
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import attrs
 
 from ef.evaluation._report.reports import QueryFailure
 
+if TYPE_CHECKING:
+    from ef.evaluation._scoring.aggregate import Progress
+
 __all__ = [
     "DEFAULT_ASYNC_CONCURRENCY",
+    "DEFAULT_K_VALUES",
+    "DEFAULT_METRICS",
     "DEFAULT_SYNC_CONCURRENCY",
+    "EvaluationOptions",
     "QueryOutcome",
     "RunnerOptions",
+    "ScoringOptions",
     "error_type_name",
     "query_failure",
+    "role",
 ]
 
 DEFAULT_SYNC_CONCURRENCY = 1
 DEFAULT_ASYNC_CONCURRENCY = 16
+DEFAULT_K_VALUES = (1, 5, 10, 100)
+"""The cutoffs every evaluation computes unless told otherwise (``k_values=``)."""
+DEFAULT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
+"""The metrics every retrieval evaluation computes unless told otherwise (``metrics=``)."""
+
+_KEYWORD = "ef.evaluation.keyword"
+_RECORDED = "ef.evaluation.recorded"
+_JOURNAL_KEY = "ef.evaluation.journal_key"
+
+
+def role(
+    *, keyword: bool = True, recorded: bool = True, journal_key: str | None = None
+) -> dict[str, Any]:
+    """The ``metadata=`` of an options field: what the evaluation does with the option.
+
+    :param keyword: whether the entry points take it as a keyword (the backoff tuning and the
+        random source are for tests and the runner's own callers).
+    :param recorded: whether the report's manifest records it under ``parameters`` (the plan
+        records the cutoffs and metrics itself, normalised; callbacks and paths are no
+        parameters).
+    :param journal_key: its key in the journal's fingerprint, for an option that decides what
+        is retrieved (a journal written with another value is refused).
+    """
+    return {_KEYWORD: keyword, _RECORDED: recorded, _JOURNAL_KEY: journal_key}
 
 
 _Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
@@ -63,6 +105,7 @@ def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[An
             )
 
 
+_INTERNAL = role(keyword=False, recorded=False)
 _optional_count = _must_be(
     "a positive integer or None", lambda v: v is None or (_is_int(v) and v >= 1)
 )
@@ -74,7 +117,72 @@ _non_negative_seconds = _must_be(
 )
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)  # no slots: EvaluationOptions has two bases
+class ScoringOptions:
+    """What is scored: the options :func:`~ef.evaluation.evaluate_run` takes, and every
+    evaluation shares.
+
+    :param k_values: the rank cutoffs (checked by the scoring plan).
+    :param metrics: the metric names, built-in or a plugin's.
+    :param ignore_identical_ids: drop a doc whose id is the query's own id from each ranking.
+    """
+
+    k_values: Sequence[int] = attrs.field(default=DEFAULT_K_VALUES, metadata=role(recorded=False))
+    metrics: Sequence[str] = attrs.field(default=DEFAULT_METRICS, metadata=role(recorded=False))
+    ignore_identical_ids: bool = attrs.field(default=False, metadata=role(recorded=False))
+
+    @classmethod
+    def keywords(cls) -> dict[str, Any]:
+        """The keyword options of the entry points, with their defaults.
+
+        >>> ScoringOptions.keywords()['k_values']
+        (1, 5, 10, 100)
+        """
+        return {
+            field.name: field.default
+            for field in attrs.fields(cls)
+            if field.metadata.get(_KEYWORD, True)
+        }
+
+    @classmethod
+    def from_keywords(cls, arguments: Mapping[str, Any]) -> Self:
+        """The options from an entry point's arguments (its ``locals()``), by name.
+
+        :raises KeyError: naming a keyword option the entry point does not take (a new field
+            not yet in its signature).
+
+        >>> ScoringOptions.from_keywords({'run': {}, 'k_values': (10,), 'metrics': ('map',),
+        ...                               'ignore_identical_ids': False}).k_values
+        (10,)
+        """
+        return cls(**{name: arguments[name] for name in cls.keywords()})
+
+    def recorded(self) -> dict[str, Any]:
+        """The options the report's manifest records, as JSON values (classes by name)."""
+        return {
+            field.name: _json_value(getattr(self, field.name))
+            for field in attrs.fields(type(self))
+            if field.metadata.get(_RECORDED, True)
+        }
+
+    def journal_keys(self) -> dict[str, Any]:
+        """The options that decide what is retrieved, under their keys in the fingerprint."""
+        return {
+            key: getattr(self, field.name)
+            for field in attrs.fields(type(self))
+            if (key := field.metadata.get(_JOURNAL_KEY)) is not None
+        }
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
+    if isinstance(value, tuple | list):
+        return [_json_value(item) for item in value]
+    return value
+
+
+@attrs.frozen(kw_only=True, slots=False)
 class RunnerOptions:
     """How the runner calls the retriever: concurrency, timeout, retries, failures, rate limit.
 
@@ -124,12 +232,17 @@ class RunnerOptions:
             lambda v: v is None or (_is_finite(v) and v > 0),
         ),
     )
-    backoff_base: float = attrs.field(default=0.1, validator=_non_negative_seconds)
-    backoff_max: float = attrs.field(default=10.0, validator=_non_negative_seconds)
+    backoff_base: float = attrs.field(
+        default=0.1, validator=_non_negative_seconds, metadata=_INTERNAL
+    )
+    backoff_max: float = attrs.field(
+        default=10.0, validator=_non_negative_seconds, metadata=_INTERNAL
+    )
     rng: random.Random | None = attrs.field(
         default=None,
         eq=False,
         repr=False,
+        metadata=_INTERNAL,
         validator=_must_be(
             "a random.Random or None", lambda v: v is None or isinstance(v, random.Random)
         ),
@@ -158,6 +271,39 @@ class RunnerOptions:
     def should_retry(self, error: Exception, attempts: int) -> bool:
         """Whether ``error``, raised by attempt number ``attempts``, earns another attempt."""
         return attempts <= self.retries and isinstance(error, self.retry_on)
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class EvaluationOptions(ScoringOptions, RunnerOptions):
+    """Every option of :func:`~ef.evaluation.evaluate_retrieval`: scoring, running, and these.
+
+    :param limit: results asked for per query; ``None`` is resolved by the evaluation (the
+        largest cutoff, or a journal's own limit).
+    :param progress: called with a :class:`~ef.evaluation.Progress` after each query.
+    :param journal: the JSONL journal of finished queries, or ``None``.
+    :param retriever_id: the retriever's identity in the fingerprint and manifest; ``None``
+        is resolved from the retriever.
+
+    >>> options = EvaluationOptions(k_values=(1, 10), retries=2)
+    >>> options.recorded()['retry_on'], options.journal_keys()
+    (['builtins.TimeoutError', 'builtins.OSError'], {'limit': None, 'retriever': None})
+    """
+
+    limit: int | None = attrs.field(default=None, metadata=role(journal_key="limit"))
+    progress: Callable[[Progress], None] | None = attrs.field(
+        default=None, metadata=role(recorded=False)
+    )
+    journal: str | os.PathLike[str] | None = attrs.field(
+        default=None, metadata=role(recorded=False)
+    )
+    retriever_id: str | None = attrs.field(
+        default=None, metadata=role(recorded=False, journal_key="retriever")
+    )
+
+    @property
+    def runs_inline(self) -> bool:
+        """Whether a sync retriever may run in the caller's thread, with no event loop."""
+        return self.max_concurrency in (None, 1) and self.timeout is None
 
 
 @attrs.frozen

@@ -7,7 +7,6 @@ never depend on completion order.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
@@ -21,6 +20,7 @@ from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import RankingSummary, summarize
 from ef.evaluation._scoring.scored import summarize_scores
+from ef.evaluation._version import library_version as _version
 
 __all__ = ["Progress", "ScoreSheet"]
 
@@ -43,16 +43,6 @@ class Progress:
     primary: float | None
     primary_name: str | None
     elapsed: float
-
-
-@functools.cache  # the installed version does not change under a running process
-def _version() -> str | None:
-    import importlib.metadata  # ~20 ms: read when a report is made, not with the package
-
-    try:
-        return importlib.metadata.version("ef-evaluation")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 class ScoreSheet:

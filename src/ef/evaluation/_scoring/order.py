@@ -2,7 +2,7 @@
 
 trec_eval orders a query's documents by score, highest first, ties broken by doc id in
 *descending* byte order, and ignores a run file's rank column: :func:`rank_by_score` reproduces
-that order, so metrics computed over :func:`rankings_from_run` agree with trec_eval's.
+that order, so metrics computed over its rankings agree with trec_eval's.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from collections.abc import Mapping, Sequence
 from itertools import islice
 from operator import gt
 
-from ef.evaluation._types import Run
-
-__all__ = ["as_ranking", "rank_by_score", "rank_query", "rankings_from_run"]
+__all__ = ["as_ranking", "rank_by_score", "rank_query"]
 
 
 def rank_by_score(scores: Mapping[str, float]) -> list[str]:
@@ -46,33 +44,6 @@ def rank_by_score(scores: Mapping[str, float]) -> list[str]:
     ids.sort(reverse=True)
     ids.sort(key=scores.__getitem__, reverse=True)
     return ids
-
-
-def rankings_from_run(run: Run) -> dict[str, list[str]]:
-    """Turn a run into ranked doc ids per query.
-
-    A scored query (``{doc_id: score}``) is ordered by :func:`rank_by_score`, the order trec_eval
-    evaluates. A query that is already a ranking (a list of doc ids) is passed through untouched:
-    a list is returned as the same object, another sequence is copied into a list.
-
-    :param run: ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``; the two
-        forms may be mixed.
-    :returns: ``{query_id: [doc ids, best first]}``.
-    :raises TypeError: if a query's value is a bare string rather than a list of ids.
-    :raises ValueError: if a score is NaN.
-
-    >>> rankings_from_run({'q1': {'a': 1.0, 'b': 1.0, 'c': 2.0}, 'q2': ['x', 'y']})
-    {'q1': ['c', 'b', 'a'], 'q2': ['x', 'y']}
-    """
-    rankings: dict[str, list[str]] = {}
-    for qid, result in run.items():
-        if isinstance(result, Mapping):
-            rankings[qid] = rank_query(qid, result)
-        elif isinstance(result, list):
-            rankings[qid] = result
-        else:
-            rankings[qid] = list(as_ranking(qid, result))
-    return rankings
 
 
 def rank_query(qid: str, scores: Mapping[str, float]) -> list[str]:

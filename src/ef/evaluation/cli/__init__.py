@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
 import os
 import sys
 import traceback
@@ -25,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, TextIO
 
+import ef.evaluation
 from ef.evaluation import redact_url
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
 
@@ -55,13 +55,6 @@ COMMANDS: tuple[ModuleType, ...]
 on first access)."""
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("ef-evaluation")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a bare tree
-        return "unknown"
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``ef-eval`` parser with every subcommand of :data:`COMMANDS` registered.
 
@@ -73,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate retrieval runs and RAG outputs with trec_eval-exact metrics.",
         epilog=f"Run '{PROG} COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument(
+        "--version", action="version", version=f"{PROG} {ef.evaluation.__version__}"
+    )
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=ArgumentParser
     )

@@ -15,7 +15,23 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from ef.evaluation import EvaluationError, RetrievalEvalReport
+from ef.evaluation import (
+    EvaluationError,
+    Qrels,
+    RetrievalEvalReport,
+    read_dataset,
+    read_trec_qrels,
+    registry,
+)
+from ef.evaluation.cli._arguments import (
+    count,
+    keyword_defaults,
+    parse_cutoffs,
+    parse_names,
+    positive_int,
+    retrieval_options,
+    seconds,
+)
 from ef.evaluation.cli._output import json_text, overwritten_input, redact, write_text
 from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text
 
@@ -35,13 +51,18 @@ __all__ = [
     "add_output_options",
     "check_names",
     "check_outputs",
+    "count",
     "emit",
     "format_cell",
+    "keyword_defaults",
     "parse_cutoffs",
     "parse_names",
+    "positive_int",
+    "read_qrels",
     "render_text",
     "retrieval_options",
     "retrieval_table",
+    "seconds",
     "write_output",
 ]
 
@@ -94,42 +115,6 @@ class ArgumentParser(argparse.ArgumentParser):
 # options
 
 
-def parse_cutoffs(text: str) -> tuple[int, ...]:
-    """Parse ``--k``: comma-separated integers >= 1, duplicates dropped, order kept.
-
-    :raises argparse.ArgumentTypeError: naming the bad part.
-
-    >>> parse_cutoffs("1,5,10,5")
-    (1, 5, 10)
-    """
-    values: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit() or int(part) < 1:
-            raise argparse.ArgumentTypeError(
-                f"invalid cutoff {part!r} in {text!r}; expected comma-separated integers >= 1, "
-                "e.g. 1,5,10"
-            )
-        values.append(int(part))
-    return tuple(dict.fromkeys(values))
-
-
-def parse_names(text: str) -> tuple[str, ...]:
-    """Parse ``--metrics``: comma-separated names, duplicates dropped, order kept.
-
-    :raises argparse.ArgumentTypeError: for an empty name.
-
-    >>> parse_names("ndcg, recall,ndcg")
-    ('ndcg', 'recall')
-    """
-    names = [part.strip() for part in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(
-            f"empty name in {text!r}; expected comma-separated names, e.g. ndcg,recall"
-        )
-    return tuple(dict.fromkeys(names))
-
-
 def check_names(names: Sequence[str] | None, available: Iterable[str], what: str) -> None:
     """Refuse names that are not registered, as a usage error listing the available ones.
 
@@ -154,25 +139,32 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
         )
 
 
-def add_metric_options(parser: argparse.ArgumentParser, *, cutoffs: bool, default: str) -> None:
+def _listed(values: Iterable[object]) -> str:
+    return ",".join(map(str, values))
+
+
+def add_metric_options(
+    parser: argparse.ArgumentParser, evaluate: Callable[..., Any], *, cutoffs: bool
+) -> None:
     """Add ``--metrics``, ``--per-query`` and, for ranked retrieval, ``--k``.
 
     :param parser: the subcommand's parser.
+    :param evaluate: the library function the options go to, whose defaults ``--help`` shows.
     :param cutoffs: whether the metrics take rank cutoffs (retrieval, not RAG).
-    :param default: the default metrics, as shown in ``--help``.
     """
+    defaults = keyword_defaults(evaluate)
     if cutoffs:
         parser.add_argument(
             "--k",
             type=parse_cutoffs,
             metavar="K[,K...]",
-            help="rank cutoffs, comma-separated (default: 1,5,10,100)",
+            help=f"rank cutoffs, comma-separated (default: {_listed(defaults['k_values'])})",
         )
     parser.add_argument(
         "--metrics",
         type=parse_names,
         metavar="NAME[,NAME...]",
-        help=f"metrics to compute, comma-separated (default: {default}); "
+        help=f"metrics to compute, comma-separated (default: {_listed(defaults['metrics'])}); "
         "'ef-eval plugins' lists them all",
     )
     parser.add_argument(
@@ -201,14 +193,17 @@ def add_output_options(
     )
 
 
-def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``k_values=`` and ``metrics=`` given on the command line; absent ones keep defaults."""
-    options: dict[str, Any] = {}
-    if getattr(args, "k", None) is not None:
-        options["k_values"] = args.k
-    if args.metrics is not None:
-        options["metrics"] = args.metrics
-    return options
+def read_qrels(source: str, reader: str | None) -> Qrels:
+    """The judgements in a qrels file (TREC or BEIR TSV), or those of a dataset ``reader``
+    reads (``--reader``).
+
+    :raises CliError: for a reader that is not registered (a usage error).
+    """
+    if reader is None:
+        return read_trec_qrels(source)
+    check_names([reader], registry().readers, "dataset reader")
+    _, _, qrels = read_dataset(source, reader=reader)
+    return qrels
 
 
 def retrieval_table(

@@ -6,13 +6,14 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation import Corpus, redact_url
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
+from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE
 
-__all__ = ["RETRIEVER_FORMS", "resolve_retriever"]
+__all__ = ["RETRIEVER_FORMS", "SEGMENTS_PER_CUTOFF", "resolve_retriever", "segments_limit"]
 
 RETRIEVER_FORMS = (
     "bm25",
@@ -21,6 +22,24 @@ RETRIEVER_FORMS = (
     "an http:// or https:// URL",
 )
 """The ``--retriever`` forms, as the help and the error for a bad one list them."""
+
+SEGMENTS_PER_CUTOFF = 3
+"""For an index built over the corpus (``bm25``, ``st:MODEL``), segments retrieved per rank of
+the largest cutoff, unless ``--limit`` says otherwise."""
+
+
+def segments_limit(k_values: Sequence[int]) -> int:
+    """The ``limit`` for an index of segments: :data:`SEGMENTS_PER_CUTOFF` per rank of the
+    largest cutoff.
+
+    A long document's segments can fill several of the first places, and the ranking is
+    de-duplicated to documents before it is scored: retrieve enough segments.
+
+    >>> segments_limit((1, 10))
+    30
+    """
+    return SEGMENTS_PER_CUTOFF * max(k_values)
+
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -48,8 +67,8 @@ def resolve_retriever(
     spec: str,
     corpus: Corpus,
     *,
-    segment_size: int = 128,
-    overlap: int = 32,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
     http_options: Mapping[str, Any] | None = None,
 ) -> Any:
     """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.

@@ -22,12 +22,9 @@ from ef.evaluation import (
     CORRECTIONS,
     SIGNIFICANCE_TESTS,
     ComparisonReport,
-    Qrels,
     RetrievalEvalReport,
     compare,
     loads_strict,
-    read_dataset,
-    read_trec_qrels,
     read_trec_run,
     registry,
 )
@@ -37,6 +34,8 @@ from ef.evaluation.cli._common import (
     add_output_options,
     check_names,
     parse_names,
+    positive_int,
+    read_qrels,
     write_output,
 )
 from ef.evaluation.cli.run import run_names
@@ -58,12 +57,6 @@ scores 0), or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eva
 json' or a report's to_json()). Systems are named after their files (reports: without
 '.json'); --baseline takes a name or a path as given.
 """
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid count {text!r}; expected an integer >= 1")
-    return int(text)
 
 
 def _probability(text: str) -> float:
@@ -117,14 +110,14 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--permutations",
-        type=_positive_int,
+        type=positive_int,
         default=10_000,
         metavar="N",
         help="random swaps of the randomisation test (default: 10000)",
     )
     parser.add_argument(
         "--resamples",
-        type=_positive_int,
+        type=positive_int,
         default=10_000,
         metavar="N",
         help="resamples of the bootstrap (default: 10000)",
@@ -216,14 +209,6 @@ def _syntax_error(path: str, raw: bytes) -> str | None:
     return None
 
 
-def _read_qrels(source: str, reader: str | None) -> Qrels:
-    if reader is None:
-        return read_trec_qrels(source)
-    check_names([reader], registry().readers, "dataset reader")
-    _, _, qrels = read_dataset(source, reader=reader)
-    return qrels
-
-
 def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, str]]:
     """The systems by name, the qrels (None for reports), and the name of each input path."""
     inputs: list[str] = args.inputs
@@ -240,7 +225,7 @@ def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, s
     names_of_metrics = [key.partition("@")[0] for key in args.metrics]
     check_names(names_of_metrics, registry().metrics, "metric")
     names = run_names(inputs[1:])
-    qrels = _read_qrels(inputs[0], args.reader)
+    qrels = read_qrels(inputs[0], args.reader)
     runs = {name: read_trec_run(path) for name, path in zip(names, inputs[1:], strict=True)}
     return runs, qrels, dict(zip(inputs[1:], names, strict=True))
 

@@ -22,6 +22,7 @@ from ef.evaluation.cli._common import (
     retrieval_options,
     retrieval_table,
 )
+from ef.evaluation.cli._retrievers import SEGMENTS_PER_CUTOFF, segments_limit
 from ef.source_manager import SearchableCorpus, ingest
 
 if TYPE_CHECKING:
@@ -46,10 +47,6 @@ DEMO_SOURCE = f"builtin:{DEMO_DATASET}"
 
 DEMO_K_VALUES = (1, 5, 10)
 """The demo's default cutoffs: NDCG@10, the headline number, and two shallower views."""
-
-SEGMENTS_PER_CUTOFF = 3
-"""Segments retrieved per rank of the largest cutoff: a long document's segments can fill several
-of the first places, and the ranking is de-duplicated to documents before it is scored."""
 
 
 def demo_dataset() -> tuple[Corpus, Queries, Qrels]:
@@ -88,7 +85,7 @@ def add_parser(subparsers: Subparsers) -> None:
         f"{','.join(map(str, DEMO_K_VALUES))} here. 'ef-eval retrieval "
         f"{DEMO_SOURCE} --retriever ...' scores another retriever on it.",
     )
-    add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
+    add_metric_options(parser, evaluate_retrieval, cutoffs=True)
     add_output_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -102,7 +99,7 @@ def handle(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise CliError(str(error)) from error
     options = {"k_values": DEMO_K_VALUES, **retrieval_options(args)}
-    limit = SEGMENTS_PER_CUTOFF * max(options["k_values"])
+    limit = segments_limit(options["k_values"])
     report = evaluate_retrieval(retriever, qrels, queries, limit=limit, **options)
     title = f"BM25 on {DEMO_SOURCE}: {len(corpus):,} documents, {report.n_queries} queries"
     table = retrieval_table(title, {"bm25": report}, label="retriever", per_query=args.per_query)

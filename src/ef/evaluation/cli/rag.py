@@ -54,11 +54,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "rag", help="score RAG samples from a JSON Lines file", description=DESCRIPTION
     )
     parser.add_argument("samples", metavar="SAMPLES", help="a JSON Lines file of RagSample objects")
-    add_metric_options(
-        parser,
-        cutoffs=False,
-        default="exact_match,token_f1,context_recall,context_precision,non_empty_rate",
-    )
+    add_metric_options(parser, evaluate_rag, cutoffs=False)
     add_output_options(parser)
     parser.set_defaults(handler=handle)
 

@@ -35,13 +35,22 @@ from ef.evaluation.cli._common import (
     add_output_options,
     check_names,
     check_outputs,
+    count,
     emit,
+    keyword_defaults,
+    positive_int,
     retrieval_options,
     retrieval_table,
+    seconds,
 )
 from ef.evaluation.cli._progress import progress_bar, status, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
-from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
+from ef.evaluation.cli._retrievers import (
+    RETRIEVER_FORMS,
+    resolve_retriever,
+    segments_limit,
+)
+from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -57,31 +66,6 @@ query -> results, an object with search(query, *, limit) - is used as it is; the
 directory is importable), or a URL (a search service over HTTP: POST {"query", "limit"},
 answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
 """
-
-SEGMENTS_PER_CUTOFF = 3
-"""For bm25 and st:MODEL, segments retrieved per rank of the largest cutoff (unless --limit)."""
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return int(text)
-
-
-def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -113,40 +97,40 @@ def add_parser(subparsers: Subparsers) -> None:
     index = parser.add_argument_group("indexing (bm25 and st:MODEL)")
     index.add_argument(
         "--segment-size",
-        type=_positive_int,
-        default=128,
+        type=positive_int,
+        default=DEFAULT_SEGMENT_SIZE,
         metavar="WORDS",
-        help="the most words in a segment (default: 128)",
+        help="the most words in a segment (default: %(default)s)",
     )
     index.add_argument(
         "--overlap",
-        type=_count,
-        default=32,
+        type=count,
+        default=DEFAULT_OVERLAP,
         metavar="WORDS",
-        help="words a segment shares with the previous one (default: 32)",
+        help="words a segment shares with the previous one (default: %(default)s)",
     )
+    defaults = keyword_defaults(evaluate_retrieval)
     runner = parser.add_argument_group("running")
     runner.add_argument(
         "--max-concurrency",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="queries in flight at once (default: 1 for a sync retriever, 16 for an async one)",
     )
     runner.add_argument(
-        "--timeout", type=_seconds, metavar="SECONDS", help="time allowed per attempt"
+        "--timeout", type=seconds, metavar="SECONDS", help="time allowed per attempt"
     )
     runner.add_argument(
         "--retries",
-        type=_count,
-        default=0,
+        type=count,
         metavar="N",
-        help="extra attempts after a timeout or connection error (default: 0)",
+        help=f"extra attempts after a timeout or connection error (default: {defaults['retries']})",
     )
     runner.add_argument(
         "--on-error",
         choices=("raise", "record"),
-        default="raise",
-        help="stop at the first failed query (raise, the default), or record it and go on",
+        help="stop at the first failed query (raise), or record it and go on (record) "
+        f"(default: {defaults['on_error']})",
     )
     runner.add_argument(
         "--journal",
@@ -155,7 +139,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     runner.add_argument(
         "--limit",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="results to retrieve per query (default: the largest cutoff; for bm25 and "
         "st:MODEL, 3 segments per rank of it)",
@@ -190,7 +174,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="'NAME: VALUE'",
         help="a request header (repeatable)",
     )
-    add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
+    add_metric_options(parser, evaluate_retrieval, cutoffs=True)
     add_output_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -247,11 +231,9 @@ def handle(args: argparse.Namespace) -> int:
             )
         except ImportError as error:
             raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
-    limit = args.limit
-    if limit is None and needs_index:
-        # A long document's segments can fill several of the first places, and the ranking is
-        # de-duplicated to documents before it is scored: retrieve enough segments.
-        limit = SEGMENTS_PER_CUTOFF * max(args.k or DEFAULT_K_VALUES)
+    options = retrieval_options(args)
+    if args.limit is None and needs_index:
+        options["limit"] = segments_limit(options.get("k_values", DEFAULT_K_VALUES))
     journal = RunJournal(args.journal, args.save_run)
     with journal.evaluating(), progress_bar(show=show) as progress, warnings.catch_warnings():
         # The library's warning speaks of report.failures: the CLI says it in its own terms.
@@ -260,12 +242,7 @@ def handle(args: argparse.Namespace) -> int:
             retriever,
             qrels,
             queries,
-            **retrieval_options(args),
-            limit=limit,
-            max_concurrency=args.max_concurrency,
-            timeout=args.timeout,
-            retries=args.retries,
-            on_error=args.on_error,
+            **options,
             progress=progress,
             journal=journal.path,
         )

@@ -16,14 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ef.evaluation import (
-    Qrels,
-    evaluate_run,
-    read_dataset,
-    read_trec_qrels,
-    read_trec_run,
-    registry,
-)
+from ef.evaluation import evaluate_run, read_trec_run, registry
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -31,6 +24,7 @@ from ef.evaluation.cli._common import (
     add_output_options,
     check_names,
     emit,
+    read_qrels,
     retrieval_options,
     retrieval_table,
 )
@@ -67,7 +61,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="NAME",
         help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
     )
-    add_metric_options(parser, cutoffs=True, default="ndcg,recall,precision,mrr,map")
+    add_metric_options(parser, evaluate_run, cutoffs=True)
     add_output_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -91,20 +85,11 @@ def run_names(paths: Sequence[str]) -> list[str]:
     return [os.fspath(path) for path in paths]
 
 
-def _read_qrels(source: str, reader: str | None) -> Qrels:
-    if reader is None:
-        return read_trec_qrels(source)
-    _, _, qrels = read_dataset(source, reader=reader)
-    return qrels
-
-
 def handle(args: argparse.Namespace) -> int:
     """Score every run file and print one row per run (or per run and query)."""
     check_names(args.metrics, registry().metrics, "metric")
-    if args.reader is not None:
-        check_names([args.reader], registry().readers, "dataset reader")
     names = run_names(args.runs)
-    qrels = _read_qrels(args.qrels, args.reader)
+    qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
     reports = {
         name: evaluate_run(read_trec_run(path), qrels, **options)

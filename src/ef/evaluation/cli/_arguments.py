@@ -1,0 +1,130 @@
+"""The values of ``ef-eval``'s options: argparse types, and the keywords they give the library.
+
+An absent option is left out, so the library's own default applies; ``--help`` shows that
+default from the function's signature (:func:`keyword_defaults`), the one place it is declared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "count",
+    "keyword_defaults",
+    "parse_cutoffs",
+    "parse_names",
+    "positive_int",
+    "retrieval_options",
+    "seconds",
+]
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (``--limit``, ``--permutations``).
+
+    >>> positive_int("10")
+    10
+    """
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def count(text: str) -> int:
+    """An argparse type: an integer >= 0 (``--retries``)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0 (``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def parse_cutoffs(text: str) -> tuple[int, ...]:
+    """Parse ``--k``: comma-separated integers >= 1, duplicates dropped, order kept.
+
+    :raises argparse.ArgumentTypeError: naming the bad part.
+
+    >>> parse_cutoffs("1,5,10,5")
+    (1, 5, 10)
+    """
+    values: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise argparse.ArgumentTypeError(
+                f"invalid cutoff {part!r} in {text!r}; expected comma-separated integers >= 1, "
+                "e.g. 1,5,10"
+            )
+        values.append(int(part))
+    return tuple(dict.fromkeys(values))
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    """Parse ``--metrics``: comma-separated names, duplicates dropped, order kept.
+
+    :raises argparse.ArgumentTypeError: for an empty name.
+
+    >>> parse_names("ndcg, recall,ndcg")
+    ('ndcg', 'recall')
+    """
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"empty name in {text!r}; expected comma-separated names, e.g. ndcg,recall"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    """The defaults of ``function``'s keyword-only parameters: what an absent flag means.
+
+    The command line leaves out what is not given, so the library's defaults apply; the help
+    shows them from the one place they are declared.
+
+    >>> from ef.evaluation import evaluate_retrieval
+    >>> keyword_defaults(evaluate_retrieval)["retries"]
+    0
+    """
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+# Each flag's destination, and the keyword of the evaluation it gives.
+_KEYWORDS = {
+    "k": "k_values",
+    "metrics": "metrics",
+    "limit": "limit",
+    "max_concurrency": "max_concurrency",
+    "timeout": "timeout",
+    "retries": "retries",
+    "on_error": "on_error",
+}
+
+
+def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The evaluation keywords given on the command line; absent ones keep the library's
+    defaults (a subcommand without such a flag gives none).
+
+    >>> retrieval_options(argparse.Namespace(k=(10,), metrics=None, retries=2))
+    {'k_values': (10,), 'retries': 2}
+    """
+    return {
+        keyword: value
+        for flag, keyword in _KEYWORDS.items()
+        if (value := getattr(args, flag, None)) is not None
+    }

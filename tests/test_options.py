@@ -1,0 +1,109 @@
+"""The evaluation options are declared once: the entry points' keywords are its fields."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import attrs
+import pytest
+
+from ef.evaluation import evaluate_retrieval, evaluate_retrieval_async, evaluate_run
+from ef.evaluation._running.options import (
+    EvaluationOptions,
+    RunnerOptions,
+    ScoringOptions,
+    role,
+)
+from ef.evaluation._scoring.plan import fingerprint
+
+QRELS = {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}
+QUERIES = {"q1": "alpha", "q2": "beta"}
+
+
+def retriever(query: str, *, limit: int = 10) -> list[str]:
+    return {"alpha": ["d1", "d2"], "beta": ["d2"]}[query][:limit]
+
+
+def keywords(function) -> dict[str, object]:
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+@pytest.mark.parametrize("function", [evaluate_retrieval, evaluate_retrieval_async])
+def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
+    assert keywords(function) == EvaluationOptions.keywords()
+
+
+def test_evaluate_run_takes_exactly_the_scoring_options():
+    assert keywords(evaluate_run) == ScoringOptions.keywords()
+
+
+def test_the_options_join_scoring_and_running_each_declared_once():
+    names = [field.name for field in attrs.fields(EvaluationOptions)]
+    assert len(names) == len(set(names))
+    assert {f.name for f in attrs.fields(ScoringOptions)} <= set(names)
+    assert {f.name for f in attrs.fields(RunnerOptions)} <= set(names)
+    assert issubclass(EvaluationOptions, RunnerOptions)  # what the runner takes
+
+
+def test_a_new_field_is_a_keyword_recorded_in_the_manifest_by_default():
+    @attrs.frozen(kw_only=True, slots=False)
+    class Extended(ScoringOptions):
+        relevance_level: int = attrs.field(default=1, metadata=role())
+
+    assert Extended.keywords()["relevance_level"] == 1
+    options = Extended.from_keywords({**ScoringOptions.keywords(), "relevance_level": 2})
+    assert options.recorded() == {"relevance_level": 2}
+    with pytest.raises(KeyError, match="relevance_level"):
+        Extended.from_keywords(ScoringOptions.keywords())  # not in the signature yet: loud
+
+
+def test_a_bad_option_is_refused_by_its_field_whichever_entry_point():
+    with pytest.raises(ValueError, match="retries must be a non-negative integer, got -1"):
+        evaluate_retrieval(retriever, QRELS, QUERIES, retries=-1)
+    with pytest.raises(ValueError, match="on_error must be 'raise' or 'record'"):
+        evaluate_retrieval(retriever, QRELS, QUERIES, on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_the_manifest_records_the_resolved_runner_options():
+    report = evaluate_retrieval(
+        retriever, QRELS, QUERIES, k_values=(1, 2), retries=2, retry_on=KeyError
+    )
+    parameters = report.manifest["parameters"]
+    assert parameters == {
+        "k_values": [1, 2],
+        "metrics": ["ndcg", "recall", "precision", "mrr", "map"],
+        "ignore_identical_ids": False,
+        "limit": 2,
+        "max_concurrency": None,
+        "timeout": None,
+        "retries": 2,
+        "retry_on": ["builtins.KeyError"],
+        "on_error": "raise",
+        "rate_limit": None,
+    }
+    assert report.manifest["retriever"] == f"{__name__}.retriever"
+
+
+def test_evaluate_run_records_only_what_scoring_decides():
+    report = evaluate_run({"q1": ["d1"]}, QRELS, k_values=(1,))
+    assert set(report.manifest["parameters"]) == {"k_values", "metrics", "ignore_identical_ids"}
+
+
+def test_the_journal_fingerprint_is_unchanged_by_the_options_object(tmp_path):
+    # Journals written before the options object must still resume: same keys, same hash.
+    path = tmp_path / "journal.jsonl"
+    report = evaluate_retrieval(retriever, QRELS, QUERIES, k_values=(1, 2), journal=path)
+    header = json.loads(path.read_text().splitlines()[0])
+    expected = fingerprint(
+        {**report.manifest["fingerprints"], "retriever": f"{__name__}.retriever", "limit": 2}
+    )
+    assert header["fingerprint"] == expected
+    assert EvaluationOptions(limit=2, retriever_id="r").journal_keys() == {
+        "limit": 2,
+        "retriever": "r",
+    }
