@@ -109,43 +109,74 @@ def summarize(
     """
     if positives is None:
         positives = relevant_grades(relevant)
+    positions: list[int]
+    gains: list[float]
+    n = len(ranked)
+    if not positives or not n:
+        positions, gains = [], []
+    elif n <= _SHORT or n <= 2 * len(positives):
+        # A short ranking, or one with about as many relevant ids as ranked ones: one walk down
+        # the ranking, looking each id up, finds them already in rank order.
+        if not unique and len(set(ranked)) != n:  # a repeated id: positions after it shift
+            ranked = list(dict.fromkeys(ranked))
+        unique = True
+        get = relevant.get
+        # Grades were checked when planned: the lookup's grade is the positive one or <= 0.
+        positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
+        gains = [relevant[ranked[i]] for i in positions]
+    else:
+        found = _found_in_long(ranked, positives, unique)
+        if found[1] is not None:
+            ranked, unique = found[1], True
+        pairs = found[0]
+        positions = [p for p, _ in pairs]
+        gains = [g for _, g in pairs]
+    ideal = sorted([grade for _, grade in positives], reverse=True)
+    return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
+
+
+# Up to this length a ranking is walked id by id (a Python loop over a few ids is cheaper than
+# building a dict of them or scanning them once per relevant id).
+_SHORT = 32
+
+
+def _found_in_long(
+    ranked: Sequence[str], positives: list[tuple[str, float]], unique: bool
+) -> tuple[list[tuple[int, float]], list[str] | None]:
+    """``(rank, grade)`` of the retrieved relevant ids of a long ranking, ascending, and the
+    de-duplicated ranking when a repeated id had to be dropped (else ``None``)."""
     found: list[tuple[int, float]] = []
-    if positives:
-        n = len(ranked)
-        if len(positives) * 16 <= n:
-            # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
-            # stops at the first occurrence, the one de-duplication keeps.
-            index = ranked.index
-            for doc_id, grade in positives:
-                try:
-                    found.append((index(doc_id), grade))
-                except ValueError:
-                    pass
-            if found and not unique:
-                found.sort()
-                # A repeated id shifts what follows it: only the ids above the last relevant one
-                # found matter, so only they are checked (in the usual case, a short prefix).
-                last = found[-1][0] + 1
-                if len(set(ranked[:last])) != last:
-                    raw, ranked = ranked, list(dict.fromkeys(ranked))
-                    unique = True
-                    where = dict(zip(ranked, range(n), strict=False))
-                    found = [(where[raw[position]], grade) for position, grade in found]
-        else:
-            where = dict(zip(ranked, range(n), strict=False))
-            if not unique and len(where) != n:  # a repeated id: positions after it shift
-                ranked = list(dict.fromkeys(ranked))
-                where = dict(zip(ranked, range(len(ranked)), strict=True))
-            unique = True
-            for doc_id, grade in positives:
-                position = where.get(doc_id)
-                if position is not None:
-                    found.append((position, grade))
-        found.sort()
-    ideal = sorted((grade for _, grade in positives), reverse=True)
-    return RankingSummary(
-        ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal, unique=unique
-    )
+    deduplicated: list[str] | None = None
+    n = len(ranked)
+    if len(positives) * 16 <= n:
+        # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
+        # stops at the first occurrence, the one de-duplication keeps.
+        index = ranked.index
+        for doc_id, grade in positives:
+            try:
+                found.append((index(doc_id), grade))
+            except ValueError:
+                pass
+        if found and not unique:
+            found.sort()
+            # A repeated id shifts what follows it: only the ids above the last relevant one
+            # found matter, so only they are checked (in the usual case, a short prefix).
+            last = found[-1][0] + 1
+            if len(set(ranked[:last])) != last:
+                deduplicated = list(dict.fromkeys(ranked))
+                where = dict(zip(deduplicated, range(n), strict=False))
+                found = [(where[ranked[position]], grade) for position, grade in found]
+    else:
+        where = dict(zip(ranked, range(n), strict=False))
+        if not unique and len(where) != n:  # a repeated id: positions after it shift
+            deduplicated = list(dict.fromkeys(ranked))
+            where = dict(zip(deduplicated, range(len(deduplicated)), strict=True))
+        for doc_id, grade in positives:
+            position = where.get(doc_id)
+            if position is not None:
+                found.append((position, grade))
+    found.sort()
+    return found, deduplicated
 
 
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
