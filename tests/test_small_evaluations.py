@@ -19,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef.evaluation import evaluate_run
+from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import metrics as _metrics
-from ef.evaluation._scoring.metrics import positive_grades
+from ef.evaluation._scoring.metrics import ndcg_at_k, positive_grades
 from ef.evaluation._scoring.plan import DIGEST_PREFIX, digest, fingerprint
-from ef.evaluation._scoring.ranked import summarize
+from ef.evaluation._scoring.ranked import ScoringPlan, summarize
 
 QRELS = {"q1": {"d1": 1.0, "d2": 0.0}, "q2": {"d3": 2.0, "d1": 1.0}}
 
@@ -153,3 +154,39 @@ def test_a_short_ranking_is_summarized_as_deduplication_says(ranked, relevant, p
     assert summary.gains == [g for _, g in hits]
     assert summary.ideal_gains == sorted((g for g in relevant.values() if g > 0), reverse=True)
     assert list(summary.ranked) == unique
+
+
+# --- the fused step's ideal DCG, kept per distinct grades across the queries of one plan -----
+
+BUILTINS = ["ndcg", "recall", "precision", "mrr", "map"]
+QUERY = st.tuples(
+    st.lists(st.sampled_from(DOCS), max_size=20),
+    st.dictionaries(st.sampled_from(DOCS), st.sampled_from([0.0, 0.5, 1, 1.0, 2.0]), max_size=8),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["ndcg", "recall", "precision", "mrr", "map"]), min_size=1, unique=True
+    ),
+    st.lists(st.integers(1, 30), min_size=1, max_size=4),
+    st.lists(QUERY, min_size=2, max_size=12),
+)
+def test_one_plan_scores_every_query_as_its_forms_do(names, ks, queries):
+    plan = ScoringPlan(lookup_metrics(names), ks)
+    for ranked, relevant in queries:  # one plan for all: what it keeps between queries
+        summary = summarize(ranked, relevant)
+        expected: list[float] = []
+        for metric in plan.metrics:
+            assert metric.all_cutoffs is not None
+            expected.extend(metric.all_cutoffs(summary, plan.k_values))
+        assert list(plan.score(summary).values()) == expected
+
+
+def test_queries_with_as_many_relevant_ids_but_other_grades_keep_their_own_ideal():
+    plan = ScoringPlan(lookup_metrics(["ndcg"]), (2,))
+    first = plan.score(summarize(["a", "b"], {"a": 1.0, "b": 1.0}))
+    second = plan.score(summarize(["a", "b"], {"a": 1.0, "b": 2.0}))
+    assert first == {"ndcg@2": 1.0}
+    assert second == {"ndcg@2": ndcg_at_k(["a", "b"], {"a": 1.0, "b": 2.0}, 2)} != first

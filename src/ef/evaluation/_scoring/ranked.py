@@ -331,46 +331,66 @@ def _builtin_step(
     indexes = [_FUSED_ORDER.index(name) for name in order]
     zeros = [0.0] * (len(ks) * len(order))
     largest_k = ks[-1]
-    with_ndcg = "ndcg" in order
+    # The ideal DCG at every cutoff depends only on the query's sorted grades, which repeat
+    # across queries (binary judgements: only R): summed once per distinct grades, in the same
+    # order as ndcg_all, so the same floats. At most one entry per query of this evaluation.
+    ideal_dcgs: dict[tuple[float, ...], list[float]] = {}
+
+    def ideal_at(ideal: list[float]) -> list[float]:
+        n_ideal = len(ideal)
+        scale = ideal[0]
+        log2 = log2_table(min(n_ideal, largest_k))
+        out: list[float] = []
+        idcg = 0.0
+        i = 0
+        for k in ks:
+            while i < n_ideal and i < k:
+                idcg += ideal[i] / scale / log2[i]
+                i += 1
+            out.append(idcg)
+        return out
 
     def step(summary: RankingSummary) -> list[float]:
         positions = summary.positions
         if not positions:
             return zeros
         gains, ideal = summary.gains, summary.ideal_gains
-        n_relevant = n_ideal = len(ideal)
+        n_relevant = len(ideal)  # positions found imply a positive grade: never 0
         n_found = len(positions)
         first = positions[0]
         reciprocal = 1.0 / (first + 1)
-        scale = ideal[0]  # positions found imply a positive grade
+        scale = ideal[0]
+        key = tuple(ideal)
+        idcgs = ideal_dcgs.get(key)
+        if idcgs is None:
+            idcgs = ideal_dcgs[key] = ideal_at(ideal)
         # Discounts only as far as this query reaches: memory follows the rankings, never k.
-        log2 = log2_table(max(positions[-1] + 1, min(n_ideal, largest_k)))
+        log2 = log2_table(positions[-1] + 1)
         ndcg: list[float] = []
         recall: list[float] = []
         precision: list[float] = []
         mrr: list[float] = []
         average: list[float] = []
-        dcg = idcg = total = 0.0
-        j = i = 0
-        for k in ks:
+        dcg = total = 0.0
+        j = 0
+        for k, idcg in zip(ks, idcgs, strict=True):
             while j < n_found and positions[j] < k:
                 position = positions[j]
                 dcg += gains[j] / scale / log2[position]
                 j += 1
                 total += j / (position + 1)
-            if with_ndcg:
-                while i < n_ideal and i < k:
-                    idcg += ideal[i] / scale / log2[i]
-                    i += 1
-                ndcg.append(dcg / idcg if n_ideal else 0.0)
-            recall.append(j / n_relevant if n_relevant else 0.0)
+            ndcg.append(dcg / idcg)
+            recall.append(j / n_relevant)
             precision.append(j / k)
             mrr.append(reciprocal if first < k else 0.0)
-            average.append(total / n_relevant if n_relevant else 0.0)
+            average.append(total / n_relevant)
+        if single is not None:
+            return (ndcg, recall, precision, mrr, average)[single]
         forms = (ndcg, recall, precision, mrr, average)
         out: list[float] = []
         for index in indexes:
-            out.extend(forms[index])
+            out += forms[index]
         return out
 
+    single = indexes[0] if len(indexes) == 1 else None
     return step
