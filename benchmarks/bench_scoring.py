@@ -27,6 +27,11 @@ Run one workload (``run_all.py`` runs both, each in its own process), or profile
 
     python benchmarks/bench_scoring.py --workload msmarco --repeats 5
     python benchmarks/bench_scoring.py --workload msmarco --profile 15
+
+Or ef beside pytrec_eval at sizes from 100 queries × 10 docs to 7,000 × 1,000, ef on ranked
+lists, pytrec_eval on its dict of dicts, ``ef ÷ pytrec_eval`` the ratio of medians::
+
+    python benchmarks/bench_scoring.py --sweep --workload beir --repeats 7
 """
 
 from __future__ import annotations
@@ -283,6 +288,86 @@ def profile(name: str, top: int) -> None:
         stats.strip_dirs().sort_stats("tottime").print_stats(top)
 
 
+# Queries × docs per query, from the smallest evaluations to the MS MARCO shape.
+SWEEP_SIZES = (
+    (100, 10),
+    (300, 10),
+    (1_000, 10),
+    (7_000, 10),
+    (300, 100),
+    (1_000, 100),
+    (7_000, 100),
+    (1_000, 1_000),
+    (7_000, 1_000),
+)
+
+
+def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
+    """ef (ranked lists) beside pytrec_eval (its dict of dicts, best first) at each size.
+
+    Each size is its own workload of the chosen shape; the two calls alternate (which one goes
+    first alternates too), after one untimed call each. Small sizes get more repeats, so every
+    median rests on at least ``repeats`` samples and about a second of timing.
+    """
+    build = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[shape]
+    warm_up_ef_and_pytrec_eval()
+    rows = []
+    for n_queries, depth in SWEEP_SIZES:
+        workload = build(n_queries=n_queries, depth=depth)
+        scored, qrels, qrels_int = workload.scored(), workload.qrels, workload.qrels_int
+        calls = {
+            "ef": functools.partial(ef_call, workload.ranked, qrels),
+            "pytrec_eval": functools.partial(pytrec_eval_call, scored, qrels_int),
+        }
+        gc.collect()
+        gc.freeze()
+        outputs = {name: call() for name, call in calls.items()}  # untimed: first-use costs
+        first, _ = timed(calls["pytrec_eval"])
+        count = max(repeats, min(200, int(0.5 / max(first, 1e-6))))
+        samples: dict[str, list[float]] = {name: [] for name in calls}
+        for repeat in range(count):
+            for name in sorted(calls, reverse=bool(repeat % 2)):
+                seconds, _ = timed(calls[name])
+                samples[name].append(seconds)
+        gc.unfreeze()
+        ef_s, pytrec_s = (statistics.median(samples[name]) for name in calls)
+        rows.append(
+            {
+                "queries": n_queries,
+                "depth": depth,
+                "repeats": count,
+                "ef": ef_s,
+                "pytrec_eval": pytrec_s,
+                "max_abs_diff": agreement(outputs["pytrec_eval"], outputs["ef"]),
+            }
+        )
+        print(render_sweep_row(rows[-1]), flush=True)
+    return rows
+
+
+def warm_up_ef_and_pytrec_eval() -> None:
+    ef_call({"q": ["a", "b"]}, {"q": {"a": 1.0}})
+    pytrec_eval_call({"q": {"a": 1.0, "b": 0.5}}, {"q": {"a": 1}})
+
+
+SWEEP_HEADER = [
+    "| queries × docs | runs | ef ms | ef µs/query | pytrec_eval ms | pytrec_eval µs/query "
+    "| ef ÷ pytrec_eval | agreement |",
+    "|---|---:|---:|---:|---:|---:|---:|---|",
+]
+
+
+def render_sweep_row(row: Mapping[str, Any]) -> str:
+    n = row["queries"]
+    ok = "✓" if row["max_abs_diff"] <= TOLERANCE else "✗"
+    return (
+        f"| {n:,} × {row['depth']:,} | {row['repeats']} | {row['ef'] * 1e3:.2f} "
+        f"| {row['ef'] / n * 1e6:.1f} | {row['pytrec_eval'] * 1e3:.2f} "
+        f"| {row['pytrec_eval'] / n * 1e6:.1f} | {row['ef'] / row['pytrec_eval']:.2f} "
+        f"| {ok} {row['max_abs_diff']:.1e} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", choices=["msmarco", "beir"], default="msmarco")
@@ -291,7 +376,19 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=int, metavar="N", help="only profile ef; show its top N functions"
     )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="ef beside pytrec_eval from 100×10 to 7,000×1,000 docs, in --workload's shape",
+    )
     args = parser.parse_args()
+    if args.sweep:
+        print("\n".join(SWEEP_HEADER), flush=True)
+        rows = sweep(args.workload, args.repeats)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as out:
+                json.dump(rows, out, indent=1)
+        return
     if args.profile:
         profile(args.workload, args.profile)
         return

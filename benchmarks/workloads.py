@@ -122,7 +122,8 @@ def msmarco_shape(
         ranking = [str(d) for d in picks[n_relevant:]]
         taken: set[int] = set()
         for doc in relevant:
-            if rng.random() < 0.85:  # retrieved somewhere in the top `depth`
+            # Retrieved somewhere in the top `depth`, while there is room.
+            if rng.random() < 0.85 and len(taken) < depth:
                 rank = int(depth ** (rng.random() ** 1.6)) - 1
                 while rank in taken:
                     rank = (rank + 1) % depth
@@ -155,7 +156,8 @@ def beir_shape(
         ranking = [f"{d * 2_654_435_761 % 2**32:08x}" for d in picks[n_judged:]]
         taken: set[int] = set()
         for doc in judged:
-            if rng.random() < 0.6:
+            # A full ranking takes no more (at a small depth, judged docs can outnumber it).
+            if rng.random() < 0.6 and len(taken) < depth:
                 rank = int(depth ** (rng.random() ** 1.3)) - 1
                 while rank in taken:
                     rank = (rank + 1) % depth

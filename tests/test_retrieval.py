@@ -120,7 +120,7 @@ def test_manifest_records_parameters_and_fingerprints():
     manifest = report.manifest
     assert manifest["library"] == "ef-evaluation"
     assert manifest["parameters"]["limit"] == 10
-    assert manifest["fingerprints"]["qrels"].startswith("sha256:")
+    assert manifest["fingerprints"]["qrels"].startswith("sha256-m2:")
     other = evaluate_retrieval(lambda q: [], QRELS, QUERIES | {"q1": "changed"})
     assert other.manifest["fingerprints"]["queries"] != manifest["fingerprints"]["queries"]
     assert other.manifest["fingerprints"]["qrels"] == manifest["fingerprints"]["qrels"]

@@ -133,9 +133,10 @@ class ScoreSheet:
             and len(summary.ranked) < self.plan.max_k
         ):
             self.short_rankings.append(query_id)
-        if self.primary_name is not None:
-            self._primary_sum += values.get(self.primary_name, 0.0)
-        self._report_progress()
+        if self._progress is not None:
+            if self.primary_name is not None:
+                self._primary_sum += values.get(self.primary_name, 0.0)
+            self._report_progress()
         return values
 
     def add_failure(self, failure: QueryFailure, latency: float | None = None) -> None:
@@ -194,6 +195,6 @@ class ScoreSheet:
                 "ignore_identical_ids": self.plan.ignore_identical_ids,
                 **self.parameters,
             },
-            "fingerprints": self.plan.fingerprints(),
+            "fingerprints": self.plan.digests(),
             **extra,
         }

@@ -36,6 +36,8 @@ __all__ = [
 
 
 _LARGEST_FLOAT = int(sys.float_info.max)
+_NUMBERS = frozenset({float, int})
+_STR = frozenset({str})
 
 
 def check_cutoff(k: object) -> int:
@@ -99,6 +101,27 @@ def _is_finite_real(value: object) -> bool:
         return False
 
 
+def _plain_and_finite(relevant: dict[str, float]) -> bool:
+    """Whether every id is a ``str`` and every grade a finite ``float`` or ``int``, checked in
+    C-level passes; ``False`` sends the caller to the careful loop, which says what is wrong."""
+    grades = relevant.values()
+    kinds = set(map(type, grades))
+    if not (kinds <= _NUMBERS and set(map(type, relevant)) <= _STR):
+        return False
+    # Ints are finite as long as each converts to a float (a NaN among floats fails this too).
+    if int in kinds and not (-_LARGEST_FLOAT <= min(grades) and max(grades) <= _LARGEST_FLOAT):
+        return False
+    if float not in kinds:
+        return True
+    try:
+        total = sum(grades)
+    except OverflowError:  # ints whose sum leaves the range of a float
+        return False
+    # A NaN or an infinity makes the sum NaN or infinite; a sum that merely overflows sends
+    # the caller to the loop, which accepts it.
+    return bool(total - total == 0.0)
+
+
 def positive_grades(
     relevant: Mapping[str, float], query_id: str | None = None
 ) -> list[tuple[str, float]]:
@@ -119,6 +142,8 @@ def positive_grades(
         ...
     ValueError: grade of doc 'd1' for query 'q1' is nan; grades must be finite numbers
     """
+    if type(relevant) is dict and _plain_and_finite(relevant):
+        return [(doc_id, grade) for doc_id, grade in relevant.items() if grade > 0]
     positives: list[tuple[str, float]] = []
     for doc_id, grade in relevant.items():
         # Floats and ints in one cheap test each (inf - inf and nan - nan are nan; an int is

@@ -8,23 +8,104 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from typing import Any
 
 from ef.evaluation._scoring.metrics import positive_grades
 from ef.evaluation._scoring.ranked import ScoringPlan
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
-__all__ = ["SKIP_NO_POSITIVE", "SKIP_NO_TEXT", "QueryPlan", "fingerprint"]
+__all__ = ["SKIP_NO_POSITIVE", "SKIP_NO_TEXT", "QueryPlan", "digest", "fingerprint"]
 
 SKIP_NO_POSITIVE = "no positive judgement"
 SKIP_NO_TEXT = "no query text"
 
 
+def _json_number(value: object) -> int | float:
+    """A number :mod:`json` cannot write (a numpy scalar grade) as the int or float it is."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def fingerprint(value: object) -> str:
-    """A stable SHA-256 of a JSON-able value (mappings hashed with sorted keys)."""
-    encoded = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    """A stable SHA-256 of a JSON-able value (mappings hashed with sorted keys).
+
+    The journal's fingerprint: its format must not change, or every journal already written
+    would be refused as written for other inputs.
+    """
+    encoded = json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_json_number
+    )
+    return "sha256:" + hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# marshal's version 2 writes no back-references (so the bytes never depend on which objects
+# happen to be shared or interned), floats as 8 little-endian bytes, str as UTF-8: a canonical
+# encoding of dicts of str and numbers, in C, several times faster than JSON (whose float repr
+# alone was most of a small evaluation's fingerprint).
+_MARSHAL_VERSION = 2
+DIGEST_PREFIX = "sha256-m2:"
+
+
+_LEAVES = frozenset({str, int, float, bool})
+_STR = frozenset({str})
+_DICT = frozenset({dict})
+
+
+def _marshals_as_is(value: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is made only of the exact types marshal writes as what they are.
+
+    marshal writes anything with a buffer (a numpy scalar among them) as raw bytes: such a
+    value, and any other mapping or subclass, goes through :func:`_plain` first. The check runs
+    in C-level passes over a dict of leaves or a dict of dicts of leaves.
+    """
+    if type(value) is not dict or not set(map(type, value)) <= _STR:
+        return False
+    inner = value.values()
+    kinds = set(map(type, inner))
+    if kinds <= _LEAVES:
+        return True
+    return (
+        kinds == _DICT
+        and set(map(type, chain.from_iterable(inner))) <= _STR
+        and set(map(type, chain.from_iterable(map(dict.values, inner)))) <= _LEAVES
+    )
+
+
+def _plain(value: object) -> Any:
+    """``value`` as the plain dicts, str, int, float and bool that marshal writes."""
+    if isinstance(value, Mapping):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if type(value) in _LEAVES:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)  # the exact str, whatever the subclass's own __str__ says
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"cannot fingerprint a {type(value).__name__}")
+
+
+def digest(value: Mapping[str, Any]) -> str:
+    """The manifest's fingerprint: SHA-256 of ``value`` as given, in its order.
+
+    ``value`` is a mapping of str to str, numbers or such mappings (qrels, query texts). It is
+    written in marshal format version 2 — order kept, since the order of the qrels is the order
+    the means are summed in — after any other mapping, str subclass or numeric type (numpy
+    scalars) is turned into the plain dict, str, int or float it stands for.
+
+    :raises TypeError: for a value that is neither a mapping, a str nor a real number.
+    """
+    plain: Any = value if _marshals_as_is(value) else _plain(value)
+    return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(plain, _MARSHAL_VERSION)).hexdigest()
 
 
 def _as_dict(judged: Mapping[str, float]) -> dict[str, float]:
@@ -80,14 +161,26 @@ class QueryPlan:
             reasons = sorted(set(self.skipped.values())) or ["qrels is empty"]
             raise ValueError(f"no query can be scored ({'; '.join(reasons)})")
         self._fingerprints: dict[str, str] | None = None
+        self._digests: dict[str, str] | None = None
 
     @property
     def max_k(self) -> int:
         """The largest cutoff."""
         return self.scoring.k_values[-1]
 
+    def digests(self) -> dict[str, str]:
+        """The manifest's fingerprints (:func:`digest`) of the qrels and, when given, of the
+        planned queries' texts."""
+        if self._digests is None:
+            self._digests = {"qrels": digest(self.qrels)}
+            if self.queries is not None:
+                queries = self.queries
+                self._digests["queries"] = digest({q: queries[q] for q in self.planned})
+        return self._digests
+
     def fingerprints(self) -> dict[str, str]:
-        """Fingerprints of the qrels and, when given, of the planned queries' texts."""
+        """The journal's fingerprints (:func:`fingerprint`) of the qrels and, when given, of the
+        planned queries' texts."""
         if self._fingerprints is None:
             self._fingerprints = {
                 "qrels": fingerprint({q: _as_dict(judged) for q, judged in self.qrels.items()})

@@ -109,43 +109,74 @@ def summarize(
     """
     if positives is None:
         positives = relevant_grades(relevant)
+    positions: list[int]
+    gains: list[float]
+    n = len(ranked)
+    if not positives or not n:
+        positions, gains = [], []
+    elif n <= _SHORT or n <= 2 * len(positives):
+        # A short ranking, or one with about as many relevant ids as ranked ones: one walk down
+        # the ranking, looking each id up, finds them already in rank order.
+        if not unique and len(set(ranked)) != n:  # a repeated id: positions after it shift
+            ranked = list(dict.fromkeys(ranked))
+        unique = True
+        get = relevant.get
+        # Grades were checked when planned: the lookup's grade is the positive one or <= 0.
+        positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
+        gains = [relevant[ranked[i]] for i in positions]
+    else:
+        found = _found_in_long(ranked, positives, unique)
+        if found[1] is not None:
+            ranked, unique = found[1], True
+        pairs = found[0]
+        positions = [p for p, _ in pairs]
+        gains = [g for _, g in pairs]
+    ideal = sorted([grade for _, grade in positives], reverse=True)
+    return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
+
+
+# Up to this length a ranking is walked id by id (a Python loop over a few ids is cheaper than
+# building a dict of them or scanning them once per relevant id).
+_SHORT = 32
+
+
+def _found_in_long(
+    ranked: Sequence[str], positives: list[tuple[str, float]], unique: bool
+) -> tuple[list[tuple[int, float]], list[str] | None]:
+    """``(rank, grade)`` of the retrieved relevant ids of a long ranking, ascending, and the
+    de-duplicated ranking when a repeated id had to be dropped (else ``None``)."""
     found: list[tuple[int, float]] = []
-    if positives:
-        n = len(ranked)
-        if len(positives) * 16 <= n:
-            # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
-            # stops at the first occurrence, the one de-duplication keeps.
-            index = ranked.index
-            for doc_id, grade in positives:
-                try:
-                    found.append((index(doc_id), grade))
-                except ValueError:
-                    pass
-            if found and not unique:
-                found.sort()
-                # A repeated id shifts what follows it: only the ids above the last relevant one
-                # found matter, so only they are checked (in the usual case, a short prefix).
-                last = found[-1][0] + 1
-                if len(set(ranked[:last])) != last:
-                    raw, ranked = ranked, list(dict.fromkeys(ranked))
-                    unique = True
-                    where = dict(zip(ranked, range(n), strict=False))
-                    found = [(where[raw[position]], grade) for position, grade in found]
-        else:
-            where = dict(zip(ranked, range(n), strict=False))
-            if not unique and len(where) != n:  # a repeated id: positions after it shift
-                ranked = list(dict.fromkeys(ranked))
-                where = dict(zip(ranked, range(len(ranked)), strict=True))
-            unique = True
-            for doc_id, grade in positives:
-                position = where.get(doc_id)
-                if position is not None:
-                    found.append((position, grade))
-        found.sort()
-    ideal = sorted((grade for _, grade in positives), reverse=True)
-    return RankingSummary(
-        ranked, relevant, [p for p, _ in found], [g for _, g in found], ideal, unique=unique
-    )
+    deduplicated: list[str] | None = None
+    n = len(ranked)
+    if len(positives) * 16 <= n:
+        # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
+        # stops at the first occurrence, the one de-duplication keeps.
+        index = ranked.index
+        for doc_id, grade in positives:
+            try:
+                found.append((index(doc_id), grade))
+            except ValueError:
+                pass
+        if found and not unique:
+            found.sort()
+            # A repeated id shifts what follows it: only the ids above the last relevant one
+            # found matter, so only they are checked (in the usual case, a short prefix).
+            last = found[-1][0] + 1
+            if len(set(ranked[:last])) != last:
+                deduplicated = list(dict.fromkeys(ranked))
+                where = dict(zip(deduplicated, range(n), strict=False))
+                found = [(where[ranked[position]], grade) for position, grade in found]
+    else:
+        where = dict(zip(ranked, range(n), strict=False))
+        if not unique and len(where) != n:  # a repeated id: positions after it shift
+            deduplicated = list(dict.fromkeys(ranked))
+            where = dict(zip(deduplicated, range(len(deduplicated)), strict=True))
+        for doc_id, grade in positives:
+            position = where.get(doc_id)
+            if position is not None:
+                found.append((position, grade))
+    found.sort()
+    return found, deduplicated
 
 
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
@@ -300,46 +331,66 @@ def _builtin_step(
     indexes = [_FUSED_ORDER.index(name) for name in order]
     zeros = [0.0] * (len(ks) * len(order))
     largest_k = ks[-1]
-    with_ndcg = "ndcg" in order
+    # The ideal DCG at every cutoff depends only on the query's sorted grades, which repeat
+    # across queries (binary judgements: only R): summed once per distinct grades, in the same
+    # order as ndcg_all, so the same floats. At most one entry per query of this evaluation.
+    ideal_dcgs: dict[tuple[float, ...], list[float]] = {}
+
+    def ideal_at(ideal: list[float]) -> list[float]:
+        n_ideal = len(ideal)
+        scale = ideal[0]
+        log2 = log2_table(min(n_ideal, largest_k))
+        out: list[float] = []
+        idcg = 0.0
+        i = 0
+        for k in ks:
+            while i < n_ideal and i < k:
+                idcg += ideal[i] / scale / log2[i]
+                i += 1
+            out.append(idcg)
+        return out
 
     def step(summary: RankingSummary) -> list[float]:
         positions = summary.positions
         if not positions:
             return zeros
         gains, ideal = summary.gains, summary.ideal_gains
-        n_relevant = n_ideal = len(ideal)
+        n_relevant = len(ideal)  # positions found imply a positive grade: never 0
         n_found = len(positions)
         first = positions[0]
         reciprocal = 1.0 / (first + 1)
-        scale = ideal[0]  # positions found imply a positive grade
+        scale = ideal[0]
+        key = tuple(ideal)
+        idcgs = ideal_dcgs.get(key)
+        if idcgs is None:
+            idcgs = ideal_dcgs[key] = ideal_at(ideal)
         # Discounts only as far as this query reaches: memory follows the rankings, never k.
-        log2 = log2_table(max(positions[-1] + 1, min(n_ideal, largest_k)))
+        log2 = log2_table(positions[-1] + 1)
         ndcg: list[float] = []
         recall: list[float] = []
         precision: list[float] = []
         mrr: list[float] = []
         average: list[float] = []
-        dcg = idcg = total = 0.0
-        j = i = 0
-        for k in ks:
+        dcg = total = 0.0
+        j = 0
+        for k, idcg in zip(ks, idcgs, strict=True):
             while j < n_found and positions[j] < k:
                 position = positions[j]
                 dcg += gains[j] / scale / log2[position]
                 j += 1
                 total += j / (position + 1)
-            if with_ndcg:
-                while i < n_ideal and i < k:
-                    idcg += ideal[i] / scale / log2[i]
-                    i += 1
-                ndcg.append(dcg / idcg if n_ideal else 0.0)
-            recall.append(j / n_relevant if n_relevant else 0.0)
+            ndcg.append(dcg / idcg)
+            recall.append(j / n_relevant)
             precision.append(j / k)
             mrr.append(reciprocal if first < k else 0.0)
-            average.append(total / n_relevant if n_relevant else 0.0)
+            average.append(total / n_relevant)
+        if single is not None:
+            return (ndcg, recall, precision, mrr, average)[single]
         forms = (ndcg, recall, precision, mrr, average)
         out: list[float] = []
         for index in indexes:
-            out.extend(forms[index])
+            out += forms[index]
         return out
 
+    single = indexes[0] if len(indexes) == 1 else None
     return step
