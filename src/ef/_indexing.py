@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from ef._index_types import SearchHit
 from ef.segments import Segment
-from ef.source_manager import SearchHit
 
 __all__ = [
     "DEFAULT_OVERLAP",

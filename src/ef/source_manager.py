@@ -4,34 +4,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
-from typing import Protocol, runtime_checkable
 
-import attrs
-
-from ef.segments import Segment
+from ef._index_types import SearchableCorpus, SearchHit
 
 __all__ = ["SearchHit", "SearchableCorpus", "SourceManager", "ingest"]
 
-
-@attrs.frozen
-class SearchHit:
-    """One search result: a segment and its score (higher is better).
-
-    >>> SearchHit(Segment("d1", "text"), 0.5).segment.source_id
-    'd1'
-    """
-
-    segment: Segment
-    score: float
-
-
-@runtime_checkable
-class SearchableCorpus(Protocol):
-    """Anything that answers ``search(query, *, limit)`` with hits, best first."""
-
-    def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
-        """Return up to ``limit`` hits for ``query``, best first."""
-        ...
+# Their public home is here: reprs and the API reference name this module.
+SearchHit.__module__ = SearchableCorpus.__module__ = __name__
 
 
 class SourceManager:
@@ -40,6 +19,7 @@ class SourceManager:
     Each source is a :class:`SearchableCorpus`; :meth:`retrieve` asks every source for ``limit``
     hits and merges them by score, highest first (ties keep the order sources were added).
 
+    >>> from ef.segments import Segment
     >>> class Fixed:
     ...     def __init__(self, hits):
     ...         self.hits = hits
