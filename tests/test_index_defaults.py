@@ -188,3 +188,45 @@ def test_per_document_search_counts_documents() -> None:
         assert hit.score == best.score
     assert len(index.search("needle", limit=1, per_document=True)) == 1
     assert index.search("zebra", per_document=True) == []
+
+
+# what evaluate_retrieval asks the index for
+
+
+def test_evaluate_retrieval_counts_documents_not_segments() -> None:
+    from ef.evaluation import evaluate_retrieval
+
+    corpus = {
+        "long": " ".join(["needle haystack"] * 200),
+        "short": "needle",
+        "other": "needle in a haystack",
+    }
+    qrels = {"q": {"other": 1.0, "short": 1.0}}
+    index = ingest(corpus, segment_size=20)
+    report = evaluate_retrieval(index, qrels, {"q": "needle"}, k_values=(3,))
+    # Asked for 3 segments, the index would have answered with segments of "long" alone.
+    assert report.metrics["recall@3"] == 1.0
+    assert report.short_rankings == ()
+    assert [h.segment.source_id for h in index.search("needle", limit=3)] == ["long"] * 3
+
+    def segments(query: str, *, limit: int = 10) -> list[object]:
+        return index.search(query, limit=limit)  # type: ignore[return-value]
+
+    # A retriever answering with segments is still read as it answers, and reported short.
+    short = evaluate_retrieval(segments, qrels, {"q": "needle"}, k_values=(3,))
+    assert short.metrics["recall@3"] == 0.0 and short.short_rankings == ("q",)
+
+
+def test_the_cli_indexes_whole_documents_unless_given_a_segment_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ef.evaluation.cli import main
+
+    argv = ["retrieval", "builtin:stdlib-docs", "--retriever", "bm25", "--k", "10"]
+    assert main([*argv, "--overlap", "8"]) == 2
+    assert "--overlap needs --segment-size" in capsys.readouterr().err
+    assert main([*argv, "--format", "csv", "--metrics", "ndcg"]) == 0
+    whole = capsys.readouterr().out
+    assert main([*argv, "--format", "csv", "--metrics", "ndcg", "--segment-size", "128"]) == 0
+    assert capsys.readouterr().out != whole  # segments are another protocol, another number
+    assert whole.splitlines()[1] == "bm25,0.5316"

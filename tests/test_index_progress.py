@@ -4,6 +4,7 @@ standard error elsewhere — checked in a real subprocess whose output is a pipe
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -131,3 +132,66 @@ def test_no_progress_asked_means_silence(tmp_path: Path) -> None:
         EF_PROGRESS_INTERVAL="0",
     )
     assert result.returncode == 0 and result.stderr == ""
+
+
+def test_evaluation_progress_lines_reach_stderr(tmp_path: Path) -> None:
+    result = run_python(
+        """
+        from ef.evaluation import evaluate_retrieval
+        from ef.source_manager import ingest
+        corpus = {f"d{i}": f"topic{i} text" for i in range(20)}
+        queries = {f"q{i}": f"topic{i}" for i in range(20)}
+        qrels = {f"q{i}": {f"d{i}": 1} for i in range(20)}
+        report = evaluate_retrieval(ingest(corpus), qrels, queries, k_values=(10,), progress=True)
+        print(report.metrics["ndcg@10"])
+        """,
+        tmp_path,
+        EF_PROGRESS_INTERVAL="0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "1.0\n"
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("queries: 1/20 queries (5%), ")
+    assert lines[0].endswith(", ndcg@10 1.0000")
+    assert lines[-1].startswith("queries: 20/20 queries in ")
+
+
+def test_the_cli_prints_progress_lines_and_reuses_its_index_dir(tmp_path: Path) -> None:
+    command = """
+        import sys
+        from ef._ef_eval import main
+        sys.exit(main())
+        """
+    argv = ["retrieval", "builtin:stdlib-docs", "--retriever", "bm25", "--k", "10"]
+    argv += ["--index-dir", str(tmp_path / "index"), "--format", "json"]
+    script = tmp_path / "cli.py"
+    script.write_text(textwrap.dedent(command))
+    environment = {**os.environ, "EF_PROGRESS_INTERVAL": "0"}
+    environment["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+
+    def cli(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(script), *argv, *extra],
+            capture_output=True,
+            text=True,
+            timeout=100,
+            env=environment,
+            check=False,
+        )
+
+    first = cli()
+    assert first.returncode == 0, first.stderr
+    stages = [line.split(":")[0] for line in first.stderr.splitlines()]
+    assert "tokenizing 1,098 segments with bm25" in stages
+    assert "queries" in stages
+    assert (tmp_path / "index" / "manifest.json").is_file()
+    second = cli()
+    assert second.returncode == 0, second.stderr
+    assert not any(line.startswith("tokenizing") for line in second.stderr.splitlines())
+    same = ("metrics", "per_query", "n_queries")
+    reports = [json.loads(result.stdout) for result in (first, second)]
+    assert [{key: r[key] for key in same} for r in reports] == [
+        {key: reports[0][key] for key in same}
+    ] * 2  # the same numbers from the saved index
+    quiet = cli("--no-progress")
+    assert quiet.returncode == 0 and quiet.stderr == ""

@@ -10,6 +10,7 @@ import functools
 import inspect
 import math
 import numbers
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
 from itertools import islice
@@ -31,6 +32,11 @@ def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
     """A SourceManager's ``retrieve``, a SearchableCorpus's ``search``, or the callable itself."""
     if isinstance(retriever, SourceManager):
         return retriever.retrieve
+    # The built-in index ranks documents when asked, so that ``limit`` counts documents, not
+    # segments. Its module is loaded once an index exists; until then nothing can be one.
+    built_in = sys.modules.get("ef._segment_index")
+    if built_in is not None and isinstance(retriever, built_in.SegmentIndex):
+        return functools.partial(retriever.search, per_document=True)
     search = getattr(retriever, "search", None)
     if callable(search):
         return search  # type: ignore[no-any-return]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
+from ef._progress import as_callback
 from ef.evaluation._collector import Collector, Progress
 from ef.evaluation._evaluation import Evaluation, runner_options
 from ef.evaluation._reports import RetrievalEvalReport
@@ -55,7 +56,7 @@ def evaluate_retrieval(
     retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
     on_error: Literal["raise", "record"] = "raise",
     rate_limit: float | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: bool | Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
@@ -108,7 +109,8 @@ def evaluate_retrieval(
         ``mrr`` / ``map``, or a plugin's.
     :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
         it when sources segment into many pieces (de-duplication to source level can otherwise
-        shorten the ranking).
+        shorten the ranking). The built-in index (``ingest``) is asked for documents, each at
+        its best segment, so there ``limit`` counts documents.
     :param max_concurrency: queries in flight at once; ``None`` is 1 for a sync retriever and 16
         for an async one.
     :param timeout: seconds allowed per attempt, or ``None``.
@@ -122,7 +124,9 @@ def evaluate_retrieval(
         a query: it stops the evaluation in both modes, naming the metric, its plugin and the
         query.
     :param rate_limit: at most this many requests per second, over all workers.
-    :param progress: called with a :class:`Progress` after each query.
+    :param progress: called with a :class:`Progress` after each query; ``True`` shows the
+        queries done on standard error — a bar on a terminal, else a line every 10 s
+        (``EF_PROGRESS_INTERVAL``) with the rate and the time left.
     :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
         off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
     :param journal: a JSONL file recording each finished query as it lands (flushed per
@@ -147,32 +151,44 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    evaluation = Evaluation(
-        retriever,
-        qrels,
-        queries,
-        k_values=k_values,
-        metrics=metrics,
-        limit=limit,
-        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
-        progress=progress,
-        ignore_identical_ids=ignore_identical_ids,
-        journal=journal,
-        retriever_id=retriever_id,
-    )
-    inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
-    if inline:
-        evaluation.run_inline()
-    else:
-        import anyio
-        import anyio.from_thread
-
-        if _in_event_loop():
-            with anyio.from_thread.start_blocking_portal() as portal:
-                portal.call(evaluation.run_async)
+    with as_callback(progress, label="queries", unit="queries", counts=_counts) as callback:
+        evaluation = Evaluation(
+            retriever,
+            qrels,
+            queries,
+            k_values=k_values,
+            metrics=metrics,
+            limit=limit,
+            options=runner_options(
+                max_concurrency, timeout, retries, retry_on, on_error, rate_limit
+            ),
+            progress=callback,
+            ignore_identical_ids=ignore_identical_ids,
+            journal=journal,
+            retriever_id=retriever_id,
+        )
+        prepared = evaluation.prepared
+        inline = not prepared.is_async and max_concurrency in (None, 1) and timeout is None
+        if inline:
+            evaluation.run_inline()
         else:
-            anyio.run(evaluation.run_async)
+            import anyio
+            import anyio.from_thread
+
+            if _in_event_loop():
+                with anyio.from_thread.start_blocking_portal() as portal:
+                    portal.call(evaluation.run_async)
+            else:
+                anyio.run(evaluation.run_async)
     return _finish(evaluation)
+
+
+def _counts(progress: Progress) -> tuple[int, int | None, str]:
+    """What ``progress=True`` shows: queries done, the total, failures and the running metric."""
+    notes = [f"{progress.failed} failed"] if progress.failed else []
+    if progress.primary is not None and progress.primary_name:
+        notes.append(f"{progress.primary_name} {progress.primary:.4f}")
+    return progress.done, progress.total, ", ".join(notes)
 
 
 async def evaluate_retrieval_async(
@@ -189,7 +205,7 @@ async def evaluate_retrieval_async(
     retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
     on_error: Literal["raise", "record"] = "raise",
     rate_limit: float | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: bool | Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
@@ -211,20 +227,23 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    evaluation = Evaluation(
-        retriever,
-        qrels,
-        queries,
-        k_values=k_values,
-        metrics=metrics,
-        limit=limit,
-        options=runner_options(max_concurrency, timeout, retries, retry_on, on_error, rate_limit),
-        progress=progress,
-        ignore_identical_ids=ignore_identical_ids,
-        journal=journal,
-        retriever_id=retriever_id,
-    )
-    await evaluation.run_async()
+    with as_callback(progress, label="queries", unit="queries", counts=_counts) as callback:
+        evaluation = Evaluation(
+            retriever,
+            qrels,
+            queries,
+            k_values=k_values,
+            metrics=metrics,
+            limit=limit,
+            options=runner_options(
+                max_concurrency, timeout, retries, retry_on, on_error, rate_limit
+            ),
+            progress=callback,
+            ignore_identical_ids=ignore_identical_ids,
+            journal=journal,
+            retriever_id=retriever_id,
+        )
+        await evaluation.run_async()
     return _finish(evaluation)
 
 

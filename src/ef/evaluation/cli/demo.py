@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEMO_DATASET",
     "DEMO_K_VALUES",
-    "SEGMENTS_PER_CUTOFF",
     "add_parser",
     "demo_dataset",
     "demo_retriever",
@@ -43,10 +42,6 @@ DEMO_DATASET = "stdlib-docs"
 
 DEMO_K_VALUES = (1, 5, 10)
 """The demo's default cutoffs: NDCG@10, the headline number, and two shallower views."""
-
-SEGMENTS_PER_CUTOFF = 3
-"""Segments retrieved per rank of the largest cutoff: a long document's segments can fill several
-of the first places, and the ranking is de-duplicated to documents before it is scored."""
 
 
 def demo_dataset() -> tuple[Corpus, Queries, Qrels]:
@@ -99,8 +94,7 @@ def handle(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise CliError(str(error)) from error
     options = {"k_values": DEMO_K_VALUES, **retrieval_options(args)}
-    limit = SEGMENTS_PER_CUTOFF * max(options["k_values"])
-    report = evaluate_retrieval(retriever, qrels, queries, limit=limit, **options)
+    report = evaluate_retrieval(retriever, qrels, queries, **options)
     title = (
         f"BM25 on {BUILTIN_PREFIX}{DEMO_DATASET}: {len(corpus):,} documents, "
         f"{report.n_queries} queries"

@@ -3,8 +3,9 @@
 The dataset is anything a registered reader reads (a BEIR folder by default, or
 ``builtin:NAME``). The retriever is named by ``--retriever``, resolved by
 :func:`resolve_retriever`; the evaluation is :func:`~ef.evaluation.evaluate_retrieval` with the
-runner's options as flags. On a terminal a progress bar on standard error shows the queries
-done, the rate, the failures and the running NDCG@10; anywhere else nothing is drawn. What the
+runner's options as flags. On a terminal progress bars on standard error show the indexing and
+the queries done, the rate, the failures and the running NDCG@10; anywhere else a plain line
+says the same every 10 s (``EF_PROGRESS_INTERVAL``). What the
 command writes — the report, ``--save-run``, the failures — and what it keeps when a step fails
 is in :mod:`ef.evaluation.cli._retrieval_outputs`.
 """
@@ -30,7 +31,6 @@ from ef.evaluation import (
 )
 from ef.evaluation._builtin_datasets import resolve_builtin
 from ef.evaluation._redact import redact_url
-from ef.evaluation._retrieval import DEFAULT_K_VALUES
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -42,7 +42,7 @@ from ef.evaluation.cli._common import (
     retrieval_options,
     retrieval_table,
 )
-from ef.evaluation.cli._progress import progress_bar, status, stderr_is_terminal
+from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 
 if TYPE_CHECKING:
@@ -67,9 +67,6 @@ query -> results, an object with search(query, *, limit) - is used as it is; the
 directory is importable), or a URL (a search service over HTTP: POST {"query", "limit"},
 answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
 """
-
-SEGMENTS_PER_CUTOFF = 3
-"""For bm25 and st:MODEL, segments retrieved per rank of the largest cutoff (unless --limit)."""
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -126,16 +123,20 @@ def add_parser(subparsers: Subparsers) -> None:
     index.add_argument(
         "--segment-size",
         type=_positive_int,
-        default=128,
         metavar="WORDS",
-        help="the most words in a segment (default: 128)",
+        help="cut documents into segments of at most WORDS words (default: whole documents)",
     )
     index.add_argument(
         "--overlap",
         type=_count,
-        default=32,
         metavar="WORDS",
-        help="words a segment shares with the previous one (default: 32)",
+        help="words a segment shares with the previous one (default: a quarter of WORDS)",
+    )
+    index.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        help="reuse the index saved in DIR when it matches the corpus and model, else build it "
+        "and save it there",
     )
     runner = parser.add_argument_group("running")
     runner.add_argument(
@@ -169,8 +170,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--limit",
         type=_positive_int,
         metavar="N",
-        help="results to retrieve per query (default: the largest cutoff; for bm25 and "
-        "st:MODEL, 3 segments per rank of it)",
+        help="results to retrieve per query (default: the largest cutoff; bm25 and st:MODEL "
+        "count documents)",
     )
     runner.add_argument(
         "--save-run",
@@ -180,7 +181,7 @@ def add_parser(subparsers: Subparsers) -> None:
     runner.add_argument(
         "--no-progress",
         action="store_true",
-        help="no progress bar, even on a terminal",
+        help="no progress bar or progress lines",
     )
     http = parser.add_argument_group("HTTP retriever (a URL)")
     http.add_argument("--http-method", choices=("POST", "GET"), default="POST")
@@ -230,9 +231,11 @@ def resolve_retriever(
     spec: str,
     corpus: Corpus,
     *,
-    segment_size: int = 128,
-    overlap: int = 32,
+    segment_size: int | None = None,
+    overlap: int | None = None,
     http_options: Mapping[str, Any] | None = None,
+    index_dir: str | None = None,
+    progress: bool = False,
 ) -> Any:
     """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
 
@@ -248,6 +251,8 @@ def resolve_retriever(
     :param segment_size: passed to ``ingest``.
     :param overlap: passed to ``ingest``.
     :param http_options: keyword arguments for the HTTP retriever.
+    :param index_dir: passed to ``ingest``.
+    :param progress: passed to ``ingest``.
     :raises CliError: for a spec of no known form (a usage error listing the forms), or a
         module or attribute that cannot be imported.
 
@@ -257,7 +262,14 @@ def resolve_retriever(
     if spec == "bm25" or spec.startswith("st:"):
         from ef.source_manager import ingest
 
-        return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
+        return ingest(
+            corpus,
+            embedder=spec,
+            segment_size=segment_size,
+            overlap=overlap,
+            index_dir=index_dir,
+            progress=progress,
+        )
     if spec.startswith(("http://", "https://")):
         from ef.evaluation import HttpRetriever  # via the package: public names, public modules
 
@@ -305,7 +317,12 @@ def handle(args: argparse.Namespace) -> int:
     """
     check_names(args.metrics, registry().metrics, "metric")
     check_names([args.reader], registry().readers, "dataset reader")
-    if args.overlap >= args.segment_size:
+    if args.overlap is not None and args.segment_size is None:
+        raise CliError(
+            "--overlap needs --segment-size: without it documents are indexed whole",
+            exit_code=EXIT_USAGE,
+        )
+    if args.overlap is not None and args.overlap >= args.segment_size:
         raise CliError(
             f"--overlap ({args.overlap}) must be smaller than --segment-size ({args.segment_size})",
             exit_code=EXIT_USAGE,
@@ -316,26 +333,25 @@ def handle(args: argparse.Namespace) -> int:
     _check_folders(args)
     corpus, queries, qrels = read_dataset(source, reader=args.reader)
     show = stderr_is_terminal() and not args.no_progress
-    needs_index = args.retriever == "bm25" or args.retriever.startswith("st:")
-    message = f"indexing {len(corpus)} documents with {args.retriever}"
-    with status(message, show=show and needs_index):
-        try:
-            retriever = resolve_retriever(
-                args.retriever,
-                corpus,
-                segment_size=args.segment_size,
-                overlap=args.overlap,
-                http_options=_http_options(args),
-            )
-        except ImportError as error:
-            raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
+    try:
+        retriever = resolve_retriever(
+            args.retriever,
+            corpus,
+            segment_size=args.segment_size,
+            overlap=args.overlap,
+            http_options=_http_options(args),
+            index_dir=args.index_dir,
+            progress=not args.no_progress,
+        )
+    except ImportError as error:
+        raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
+    except FileExistsError as error:
+        raise CliError(f"--index-dir: {error}", exit_code=EXIT_USAGE) from error
     limit = args.limit
-    if limit is None and needs_index:
-        # A long document's segments can fill several of the first places, and the ranking is
-        # de-duplicated to documents before it is scored: retrieve enough segments.
-        limit = SEGMENTS_PER_CUTOFF * max(args.k or DEFAULT_K_VALUES)
     journal = RunJournal(args.journal, args.save_run)
-    with journal.evaluating(), progress_bar(show=show) as progress, warnings.catch_warnings():
+    with journal.evaluating(), progress_bar(show=show) as bar, warnings.catch_warnings():
+        # Not a terminal: plain progress lines from the library, unless --no-progress.
+        progress = bar if show else not args.no_progress
         # The library's warning speaks of report.failures: the CLI says it in its own terms.
         warnings.simplefilter("ignore", IncompleteEvaluationWarning)
         report = evaluate_retrieval(
