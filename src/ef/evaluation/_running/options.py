@@ -289,7 +289,7 @@ class EvaluationOptions(ScoringOptions, RunnerOptions):
         largest cutoff, or a journal's own limit).
     :param progress: called with a :class:`~ef.evaluation.Progress` after each query, or
         ``True`` for the queries done on standard error (the entry points turn it into a
-        display for the run, :func:`~ef.evaluation._running.evaluate.progress_shown`).
+        display for the run, ``progress_shown``).
     :param journal: the JSONL journal of finished queries, or ``None``.
     :param retriever_id: the retriever's identity in the fingerprint and manifest; ``None``
         is resolved from the retriever.
