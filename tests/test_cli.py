@@ -42,7 +42,6 @@ from ef.evaluation.cli._common import CliError, Table, parse_cutoffs, render_tex
 from ef.evaluation.cli._terminal import column_blocks, natural_width, transposed
 from ef.evaluation.cli.demo import (
     DEMO_K_VALUES,
-    SEGMENTS_PER_CUTOFF,
     demo_dataset,
     demo_retriever,
 )
@@ -410,7 +409,6 @@ def test_demo_per_query_csv_and_markdown_show_each_query() -> None:
         queries,
         k_values=(10,),
         metrics=("ndcg", "recall"),
-        limit=SEGMENTS_PER_CUTOFF * 10,
     )
     expected = [
         ["bm25", query, four(values["ndcg@10"]), four(values["recall@10"])]
@@ -432,7 +430,6 @@ def test_demo_runs_with_no_arguments_and_prints_a_titled_table() -> None:
         qrels,
         queries,
         k_values=DEMO_K_VALUES,
-        limit=SEGMENTS_PER_CUTOFF * max(DEMO_K_VALUES),
     )
     (row,) = [line.split() for line in lines if line.split()[:1] == ["bm25"]]
     assert row[1:] == [four(value) for value in report.metrics.values()]
@@ -447,7 +444,6 @@ def test_demo_json_is_the_evaluate_retrieval_report() -> None:
         queries,
         k_values=(2, 5),
         metrics=("ndcg", "mrr"),
-        limit=SEGMENTS_PER_CUTOFF * 5,
     )
     assert output["metrics"] == report.metrics
     assert output["per_query"] == report.per_query

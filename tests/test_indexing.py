@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ef import _indexing
+from ef import _encoding, _indexing
 from ef._indexing import (
     DEFAULT_OVERLAP,
     DEFAULT_SEGMENT_SIZE,
@@ -107,13 +107,14 @@ def test_a_non_string_document_is_refused_with_its_id() -> None:
         segment_corpus({"d1": "fine", "d2": 3})  # type: ignore[dict-item]
 
 
-def test_the_public_defaults_match_the_index_defaults() -> None:
-    import inspect
-
-    parameters = inspect.signature(ingest).parameters
-    assert parameters["segment_size"].default == DEFAULT_SEGMENT_SIZE
-    assert parameters["overlap"].default == DEFAULT_OVERLAP
-    assert DEFAULT_OVERLAP < DEFAULT_SEGMENT_SIZE
+def test_the_segmenter_defaults_overlap_by_a_quarter() -> None:
+    # ingest indexes whole documents by default (tests/test_index_defaults.py); asked for
+    # segments of the segmenter's default size, it overlaps them as the segmenter does.
+    assert DEFAULT_OVERLAP == DEFAULT_SEGMENT_SIZE // 4
+    text = " ".join(f"w{i}" for i in range(300))
+    assert [s.text for s in ingest({"d": text}, segment_size=DEFAULT_SEGMENT_SIZE).segments] == [
+        s.text for s in segment_document("d", text)
+    ]
 
 
 # ingest
@@ -255,7 +256,7 @@ def offline_model() -> Iterator[object]:
         # Nothing may be fetched: the model must come from the installed offline copy.
         patch.setenv("HF_HUB_OFFLINE", "1")
         patch.setenv("TRANSFORMERS_OFFLINE", "1")
-        yield _indexing._load_model("all-MiniLM-L6-v2")
+        yield _encoding.load_model("all-MiniLM-L6-v2")
 
 
 ANIMALS = {
@@ -309,9 +310,9 @@ def test_an_unknown_model_says_how_to_get_it(
     importlib.import_module("sentence_transformers")  # its slow import is not what is timed
     started = time.monotonic()
     with pytest.raises(OSError) as raised:
-        _indexing._load_model("no-such-org/no-such-model")
+        _encoding.load_model("no-such-org/no-such-model")
     # Without the check the hub's retries wait over a minute; the check waits 2 s at most.
-    assert time.monotonic() - started < _indexing._HUB_WAIT_SECONDS + 6
+    assert time.monotonic() - started < _encoding.HUB_WAIT_SECONDS + 6
     message = str(raised.value)
     assert message.startswith("cannot load the sentence-transformers model 'no-such-org/")
     assert unavailable_hub in message

@@ -6,6 +6,8 @@ over these generic fallbacks.
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +18,16 @@ from ef.source_manager import SearchHit, SourceManager
 
 @hookimpl(trylast=True)
 def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
-    """A SourceManager's ``retrieve``, a SearchableCorpus's ``search``, or the callable itself."""
+    """A SourceManager's ``retrieve``, the built-in index's ``search`` by document, a
+    SearchableCorpus's ``search``, or the callable itself."""
     if isinstance(retriever, SourceManager):
         return retriever.retrieve
+    # The built-in index ranks documents when asked, so that ``limit`` counts documents, not
+    # segments. Its module is loaded once an index exists; until then nothing can be one, and
+    # looking it up here keeps the engines out of ``import ef.evaluation``.
+    built_in = sys.modules.get("ef._segment_index")
+    if built_in is not None and isinstance(retriever, built_in.SegmentIndex):
+        return functools.partial(retriever.search, per_document=True)
     search = getattr(retriever, "search", None)
     if callable(search):
         return search  # type: ignore[no-any-return]

@@ -60,7 +60,9 @@ class RetrieverRun:
         self, retriever: Any, qrels: Qrels, queries: Queries, options: EvaluationOptions
     ) -> None:
         plan = plan_queries(qrels, queries, options)
-        self.sheet = ScoreSheet(plan, parameters={}, progress=options.progress)
+        # ``progress=True`` is made a display by the entry points (``progress_shown``).
+        progress = options.progress if callable(options.progress) else None
+        self.sheet = ScoreSheet(plan, parameters={}, progress=progress)
         max_k = plan.max_k
         journal, limit = options.journal, options.limit
         if limit is None and journal is not None and os.path.exists(journal):

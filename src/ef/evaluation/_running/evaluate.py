@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
+import attrs
+
+from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun, plan_queries
@@ -30,6 +34,7 @@ __all__ = [
     "evaluate_retrieval",
     "evaluate_retrieval_async",
     "evaluate_run",
+    "progress_shown",
 ]
 
 
@@ -65,7 +70,7 @@ def evaluate_retrieval(
     retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
     on_error: Literal["raise", "record"] = "raise",
     rate_limit: float | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: bool | Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
@@ -118,7 +123,8 @@ def evaluate_retrieval(
         ``mrr`` / ``map``, or a plugin's.
     :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
         it when sources segment into many pieces (de-duplication to source level can otherwise
-        shorten the ranking).
+        shorten the ranking). The built-in index (``ingest``) is asked for documents, each at
+        its best segment, so there ``limit`` counts documents.
     :param max_concurrency: queries in flight at once; ``None`` is 1 for a sync retriever and 16
         for an async one.
     :param timeout: seconds allowed per attempt, or ``None``.
@@ -132,7 +138,9 @@ def evaluate_retrieval(
         a query: it stops the evaluation in both modes, naming the metric, its plugin and the
         query.
     :param rate_limit: at most this many requests per second, over all workers.
-    :param progress: called with a :class:`Progress` after each query.
+    :param progress: called with a :class:`Progress` after each query; ``True`` shows the
+        queries done on standard error — a bar on a terminal, else a line every 10 s
+        (``EF_PROGRESS_INTERVAL``) with the rate and the time left.
     :param ignore_identical_ids: drop results whose doc id equals the query id (BEIR's default;
         off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
     :param journal: a JSONL file recording each finished query as it lands (flushed per
@@ -157,20 +165,39 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    options = EvaluationOptions.from_keywords(locals())
-    evaluation = RetrieverRun(retriever, qrels, queries, options)
-    if options.runs_inline and not evaluation.prepared.is_async:
-        evaluation.run_inline()
-    else:
-        import anyio
-        import anyio.from_thread
-
-        if _in_event_loop():
-            with anyio.from_thread.start_blocking_portal() as portal:
-                portal.call(evaluation.run_async)
+    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+        evaluation = RetrieverRun(retriever, qrels, queries, options)
+        if options.runs_inline and not evaluation.prepared.is_async:
+            evaluation.run_inline()
         else:
-            anyio.run(evaluation.run_async)
+            import anyio
+            import anyio.from_thread
+
+            if _in_event_loop():
+                with anyio.from_thread.start_blocking_portal() as portal:
+                    portal.call(evaluation.run_async)
+            else:
+                anyio.run(evaluation.run_async)
     return _finish(evaluation)
+
+
+@contextlib.contextmanager
+def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
+    """``options`` with ``progress=True`` made a display of the queries done, while it runs.
+
+    A callback or ``None`` is kept as it is; the display (a bar on a terminal, else a plain
+    line every ``EF_PROGRESS_INTERVAL`` seconds) is closed when the block ends.
+    """
+    with as_callback(options.progress, label="queries", unit="queries", counts=_counts) as callback:
+        yield options if callback is options.progress else attrs.evolve(options, progress=callback)
+
+
+def _counts(progress: Progress) -> tuple[int, int | None, str]:
+    """What ``progress=True`` shows: queries done, the total, failures and the running metric."""
+    notes = [f"{progress.failed} failed"] if progress.failed else []
+    if progress.primary is not None and progress.primary_name:
+        notes.append(f"{progress.primary_name} {progress.primary:.4f}")
+    return progress.done, progress.total, ", ".join(notes)
 
 
 async def evaluate_retrieval_async(
@@ -187,7 +214,7 @@ async def evaluate_retrieval_async(
     retry_on: tuple[type[BaseException], ...] = (TimeoutError, OSError),
     on_error: Literal["raise", "record"] = "raise",
     rate_limit: float | None = None,
-    progress: Callable[[Progress], None] | None = None,
+    progress: bool | Callable[[Progress], None] | None = None,
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
@@ -209,9 +236,9 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    options = EvaluationOptions.from_keywords(locals())
-    evaluation = RetrieverRun(retriever, qrels, queries, options)
-    await evaluation.run_async()
+    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+        evaluation = RetrieverRun(retriever, qrels, queries, options)
+        await evaluation.run_async()
     return _finish(evaluation)
 
 

@@ -273,13 +273,23 @@ class RunnerOptions:
         return attempts <= self.retries and isinstance(error, self.retry_on)
 
 
+def _progress_argument(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # A TypeError, as ingest(progress=) raises for the same mistake.
+    if not (value is None or isinstance(value, bool) or callable(value)):
+        raise TypeError(
+            f"{attribute.name} must be True, False, None or a callable; got {type(value).__name__}"
+        )
+
+
 @attrs.frozen(kw_only=True, slots=False)
 class EvaluationOptions(ScoringOptions, RunnerOptions):
     """Every option of :func:`~ef.evaluation.evaluate_retrieval`: scoring, running, and these.
 
     :param limit: results asked for per query; ``None`` is resolved by the evaluation (the
         largest cutoff, or a journal's own limit).
-    :param progress: called with a :class:`~ef.evaluation.Progress` after each query.
+    :param progress: called with a :class:`~ef.evaluation.Progress` after each query, or
+        ``True`` for the queries done on standard error (the entry points turn it into a
+        display for the run, ``progress_shown``).
     :param journal: the JSONL journal of finished queries, or ``None``.
     :param retriever_id: the retriever's identity in the fingerprint and manifest; ``None``
         is resolved from the retriever.
@@ -290,8 +300,8 @@ class EvaluationOptions(ScoringOptions, RunnerOptions):
     """
 
     limit: int | None = attrs.field(default=None, metadata=role(journal_key="limit"))
-    progress: Callable[[Progress], None] | None = attrs.field(
-        default=None, metadata=role(recorded=False)
+    progress: bool | Callable[[Progress], None] | None = attrs.field(
+        default=None, validator=_progress_argument, metadata=role(recorded=False)
     )
     journal: str | os.PathLike[str] | None = attrs.field(
         default=None, metadata=role(recorded=False)

@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     >>> main(["demo", "--k", "1", "--metrics", "ndcg,recall", "--format", "csv"])
     retriever,ndcg@1,recall@1
-    bm25,0.5083,0.1419
+    bm25,0.4583,0.1325
     0
     >>> main(["demo", "--k", "0"])  # the error line goes to standard error
     2

@@ -12,24 +12,12 @@ from ef.evaluation import Progress
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["progress_bar", "status", "stderr_is_terminal"]
+__all__ = ["progress_bar", "stderr_is_terminal"]
 
 
 def stderr_is_terminal() -> bool:
     isatty = getattr(sys.stderr, "isatty", None)
     return bool(isatty and isatty())
-
-
-@contextlib.contextmanager
-def status(message: str, *, show: bool) -> Iterator[None]:
-    """A spinner with ``message`` on standard error while the block runs (terminal only)."""
-    if not show:
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(message):
-        yield
 
 
 @contextlib.contextmanager

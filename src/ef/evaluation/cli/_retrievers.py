@@ -6,14 +6,13 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ef.evaluation import Corpus, redact_url
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
-from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE
 
-__all__ = ["RETRIEVER_FORMS", "SEGMENTS_PER_CUTOFF", "resolve_retriever", "segments_limit"]
+__all__ = ["RETRIEVER_FORMS", "resolve_retriever"]
 
 RETRIEVER_FORMS = (
     "bm25",
@@ -22,24 +21,6 @@ RETRIEVER_FORMS = (
     "an http:// or https:// URL",
 )
 """The ``--retriever`` forms, as the help and the error for a bad one list them."""
-
-SEGMENTS_PER_CUTOFF = 3
-"""For an index built over the corpus (``bm25``, ``st:MODEL``), segments retrieved per rank of
-the largest cutoff, unless ``--limit`` says otherwise."""
-
-
-def segments_limit(k_values: Sequence[int]) -> int:
-    """The ``limit`` for an index of segments: :data:`SEGMENTS_PER_CUTOFF` per rank of the
-    largest cutoff.
-
-    A long document's segments can fill several of the first places, and the ranking is
-    de-duplicated to documents before it is scored: retrieve enough segments.
-
-    >>> segments_limit((1, 10))
-    30
-    """
-    return SEGMENTS_PER_CUTOFF * max(k_values)
-
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -67,13 +48,17 @@ def resolve_retriever(
     spec: str,
     corpus: Corpus,
     *,
-    segment_size: int = DEFAULT_SEGMENT_SIZE,
-    overlap: int = DEFAULT_OVERLAP,
+    segment_size: int | None = None,
+    overlap: int | None = None,
     http_options: Mapping[str, Any] | None = None,
+    index_dir: str | None = None,
+    progress: bool = False,
 ) -> Any:
     """The retriever ``--retriever SPEC`` names, built over ``corpus`` when it needs it.
 
-    - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``;
+    - ``bm25``, ``st:MODEL`` — ``ingest(corpus, embedder=SPEC, ...)``, whole documents unless
+      given a ``segment_size``; ``evaluate_retrieval`` asks it for documents, so ``--limit``
+      counts documents;
     - ``http://…``, ``https://…`` — an :class:`~ef.evaluation.HttpRetriever` for the URL;
     - ``module:attr`` — the object imported from ``module`` (``attr`` may be dotted): a class is
       instantiated with the corpus, ``attr(corpus)``; anything else — a callable
@@ -82,9 +67,11 @@ def resolve_retriever(
 
     :param spec: the ``--retriever`` value.
     :param corpus: the dataset's documents, ``{doc_id: text}``.
-    :param segment_size: passed to ``ingest``.
-    :param overlap: passed to ``ingest``.
+    :param segment_size: passed to ``ingest`` (``None``: whole documents).
+    :param overlap: passed to ``ingest`` (``None``: a quarter of ``segment_size``).
     :param http_options: keyword arguments for the HTTP retriever.
+    :param index_dir: passed to ``ingest``: reuse the index saved there, or save it there.
+    :param progress: passed to ``ingest``: show each stage of indexing on standard error.
     :raises CliError: for a spec of no known form (a usage error listing the forms), or a
         module or attribute that cannot be imported.
 
@@ -94,7 +81,14 @@ def resolve_retriever(
     if spec == "bm25" or spec.startswith("st:"):
         from ef.source_manager import ingest
 
-        return ingest(corpus, embedder=spec, segment_size=segment_size, overlap=overlap)
+        return ingest(
+            corpus,
+            embedder=spec,
+            segment_size=segment_size,
+            overlap=overlap,
+            index_dir=index_dir,
+            progress=progress,
+        )
     if spec.startswith(("http://", "https://")):
         from ef.evaluation import HttpRetriever  # via the package: public names, public modules
 

@@ -22,7 +22,6 @@ from ef.evaluation.cli._common import (
     retrieval_options,
     retrieval_table,
 )
-from ef.evaluation.cli._retrievers import SEGMENTS_PER_CUTOFF, segments_limit
 from ef.source_manager import SearchableCorpus, ingest
 
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ __all__ = [
     "DEMO_DATASET",
     "DEMO_K_VALUES",
     "DEMO_SOURCE",
-    "SEGMENTS_PER_CUTOFF",
     "add_parser",
     "demo_dataset",
     "demo_retriever",
@@ -99,8 +97,7 @@ def handle(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise CliError(str(error)) from error
     options = {"k_values": DEMO_K_VALUES, **retrieval_options(args)}
-    limit = segments_limit(options["k_values"])
-    report = evaluate_retrieval(retriever, qrels, queries, limit=limit, **options)
+    report = evaluate_retrieval(retriever, qrels, queries, **options)
     title = f"BM25 on {DEMO_SOURCE}: {len(corpus):,} documents, {report.n_queries} queries"
     table = retrieval_table(title, {"bm25": report}, label="retriever", per_query=args.per_query)
     emit(args, table, report.to_dict())

@@ -3,10 +3,11 @@
 The dataset is anything a registered reader reads (a BEIR folder by default, or
 ``builtin:NAME``). The retriever is named by ``--retriever`` (what each form means is in
 :mod:`ef.evaluation.cli._retrievers`); the evaluation is
-:func:`~ef.evaluation.evaluate_retrieval` with the runner's options as flags. On a terminal a
-progress bar on standard error (:mod:`ef.evaluation.cli._progress`) shows the queries done, the
-rate, the failures and the running NDCG@10; anywhere else nothing is drawn. What the command
-writes — the report, ``--save-run``, the failures — and what it keeps when a step fails is in
+:func:`~ef.evaluation.evaluate_retrieval` with the runner's options as flags. On a terminal,
+progress bars on standard error show the indexing, then the queries done, the rate, the
+failures and the running NDCG@10 (:mod:`ef.evaluation.cli._progress`); anywhere else a plain
+line says the same every 10 s (``EF_PROGRESS_INTERVAL``). What the command writes — the
+report, ``--save-run``, the failures — and what it keeps when a step fails is in
 :mod:`ef.evaluation.cli._retrieval_outputs`. This module is the command line and the handler.
 """
 
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
-    DEFAULT_K_VALUES,
     IncompleteEvaluationWarning,
     evaluate_retrieval,
     read_dataset,
@@ -43,14 +43,9 @@ from ef.evaluation.cli._common import (
     retrieval_table,
     seconds,
 )
-from ef.evaluation.cli._progress import progress_bar, status, stderr_is_terminal
+from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
-from ef.evaluation.cli._retrievers import (
-    RETRIEVER_FORMS,
-    resolve_retriever,
-    segments_limit,
-)
-from ef.segments import DEFAULT_OVERLAP, DEFAULT_SEGMENT_SIZE
+from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -98,16 +93,20 @@ def add_parser(subparsers: Subparsers) -> None:
     index.add_argument(
         "--segment-size",
         type=positive_int,
-        default=DEFAULT_SEGMENT_SIZE,
         metavar="WORDS",
-        help="the most words in a segment (default: %(default)s)",
+        help="cut documents into segments of at most WORDS words (default: whole documents)",
     )
     index.add_argument(
         "--overlap",
         type=count,
-        default=DEFAULT_OVERLAP,
         metavar="WORDS",
-        help="words a segment shares with the previous one (default: %(default)s)",
+        help="words a segment shares with the previous one (default: a quarter of WORDS)",
+    )
+    index.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        help="reuse the index saved in DIR when it matches the corpus and model, else build it "
+        "and save it there",
     )
     defaults = keyword_defaults(evaluate_retrieval)
     runner = parser.add_argument_group("running")
@@ -141,8 +140,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--limit",
         type=positive_int,
         metavar="N",
-        help="results to retrieve per query (default: the largest cutoff; for bm25 and "
-        "st:MODEL, 3 segments per rank of it)",
+        help="results to retrieve per query (default: the largest cutoff; bm25 and st:MODEL "
+        "count documents)",
     )
     runner.add_argument(
         "--save-run",
@@ -152,7 +151,7 @@ def add_parser(subparsers: Subparsers) -> None:
     runner.add_argument(
         "--no-progress",
         action="store_true",
-        help="no progress bar, even on a terminal",
+        help="no progress bar or progress lines",
     )
     http = parser.add_argument_group("HTTP retriever (a URL)")
     http.add_argument("--http-method", choices=("POST", "GET"), default="POST")
@@ -207,7 +206,12 @@ def handle(args: argparse.Namespace) -> int:
     """
     check_names(args.metrics, registry().metrics, "metric")
     check_names([args.reader], registry().readers, "dataset reader")
-    if args.overlap >= args.segment_size:
+    if args.overlap is not None and args.segment_size is None:
+        raise CliError(
+            "--overlap needs --segment-size: without it documents are indexed whole",
+            exit_code=EXIT_USAGE,
+        )
+    if args.overlap is not None and args.overlap >= args.segment_size:
         raise CliError(
             f"--overlap ({args.overlap}) must be smaller than --segment-size ({args.segment_size})",
             exit_code=EXIT_USAGE,
@@ -218,24 +222,25 @@ def handle(args: argparse.Namespace) -> int:
     _check_folders(args)
     corpus, queries, qrels = read_dataset(source, reader=args.reader)
     show = stderr_is_terminal() and not args.no_progress
-    needs_index = args.retriever == "bm25" or args.retriever.startswith("st:")
-    message = f"indexing {len(corpus)} documents with {args.retriever}"
-    with status(message, show=show and needs_index):
-        try:
-            retriever = resolve_retriever(
-                args.retriever,
-                corpus,
-                segment_size=args.segment_size,
-                overlap=args.overlap,
-                http_options=_http_options(args),
-            )
-        except ImportError as error:
-            raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
+    try:
+        retriever = resolve_retriever(
+            args.retriever,
+            corpus,
+            segment_size=args.segment_size,
+            overlap=args.overlap,
+            http_options=_http_options(args),
+            index_dir=args.index_dir,
+            progress=not args.no_progress,
+        )
+    except ImportError as error:
+        raise CliError(f"--retriever {redact_url(args.retriever)}: {error}") from error
+    except FileExistsError as error:
+        raise CliError(f"--index-dir: {error}", exit_code=EXIT_USAGE) from error
     options = retrieval_options(args)
-    if args.limit is None and needs_index:
-        options["limit"] = segments_limit(options.get("k_values", DEFAULT_K_VALUES))
     journal = RunJournal(args.journal, args.save_run)
-    with journal.evaluating(), progress_bar(show=show) as progress, warnings.catch_warnings():
+    with journal.evaluating(), progress_bar(show=show) as bar, warnings.catch_warnings():
+        # Not a terminal: plain progress lines from the library, unless --no-progress.
+        progress = bar if show else not args.no_progress
         # The library's warning speaks of report.failures: the CLI says it in its own terms.
         warnings.simplefilter("ignore", IncompleteEvaluationWarning)
         report = evaluate_retrieval(

@@ -1,0 +1,148 @@
+"""BM25 over segments with ``bm25s`` (the ``bm25`` extra), built, saved and loaded."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ef._encoding import require
+from ef._index_progress import IndexProgressArg, StageReporter
+from ef._index_store import StoredIndex
+from ef._segment_index import SegmentIndex
+from ef.segments import Segment
+
+__all__ = ["BM25_PROTOCOL", "Bm25Index"]
+
+BM25_PROTOCOL: Mapping[str, Any] = {
+    "k1": 1.5,
+    "b": 0.75,
+    "method": "lucene",
+    "stemmer": "english",
+    "stopwords": "en",
+    "splitter": r"(?u)\b\w\w+\b",
+    "lower": True,
+}
+"""BM25 as bm25s benchmarks it on BEIR: Lucene's variant with ``k1=1.5, b=0.75``, lower-cased
+words of two or more letters or digits, English stop words, the Snowball English stemmer."""
+
+_BM25_FOLDER = "bm25"
+_TOKENIZER_VOCAB = "vocab.tokenizer.json"
+_TOKENIZE_CHUNK = 4096
+"""Segments tokenized between two progress reports."""
+
+
+def _tokenizer() -> Any:
+    stemmer = require("Stemmer", "bm25", "BM25 stemming").Stemmer(BM25_PROTOCOL["stemmer"])
+    tokenization = importlib.import_module("bm25s.tokenization")
+    return tokenization.Tokenizer(
+        lower=BM25_PROTOCOL["lower"],
+        splitter=BM25_PROTOCOL["splitter"],
+        stopwords=BM25_PROTOCOL["stopwords"],
+        stemmer=stemmer.stemWord,
+    )
+
+
+def _engine(bm25s: Any) -> Any:
+    protocol = BM25_PROTOCOL
+    return bm25s.BM25(k1=protocol["k1"], b=protocol["b"], method=protocol["method"])
+
+
+class Bm25Index(SegmentIndex):
+    """Segments ranked by BM25 (Lucene's variant, ``k1=1.5``, ``b=0.75``) with ``bm25s``.
+
+    Text is lower-cased, split into words of two or more letters or digits, stripped of English
+    stop words and stemmed with the Snowball English stemmer, for documents and queries alike
+    (:data:`BM25_PROTOCOL`). :meth:`search` returns only segments sharing at least one term with
+    the query (a score of 0 would rank the rest in an arbitrary order).
+
+    :param segments: what to index.
+    :param name: how the index describes itself in ``retriever_id``.
+    :param progress: ``True`` to show the work on standard error, or a callback receiving
+        :class:`~ef._index_progress.IndexProgress` values.
+    :raises ImportError: naming the ``bm25`` extra when ``bm25s`` or PyStemmer is missing.
+
+    >>> index = Bm25Index([Segment("d1", "sorting a list"), Segment("d2", "reading files")])
+    >>> [hit.segment.source_id for hit in index.search("how to sort lists")]
+    ['d1']
+    """
+
+    engine = "bm25"
+    positive_only = True
+
+    def __init__(
+        self, segments: Sequence[Segment], *, name: str = "bm25", progress: IndexProgressArg = None
+    ) -> None:
+        bm25s = require("bm25s", "bm25", "BM25 indexing")
+        self._tokenizer = _tokenizer()
+        super().__init__(segments, name=name)
+        reporter = StageReporter(progress, describe=f"with {name}")
+        texts = [segment.text for segment in self.segments]
+        tokens: list[list[int]] = []
+        with reporter.stage("tokenizing", len(texts), "segments") as advance:
+            for first in range(0, len(texts), _TOKENIZE_CHUNK):
+                tokens += self._tokenizer.tokenize(
+                    texts[first : first + _TOKENIZE_CHUNK], show_progress=False, return_as="ids"
+                )
+                advance(len(tokens))
+        self._bm25 = _engine(bm25s)
+        if self.segments:
+            with reporter.stage("indexing", len(texts), "segments") as advance:
+                self._bm25.index(tokens, show_progress=False)
+                advance(len(texts))
+
+    @classmethod
+    def _from_saved(cls, stored: StoredIndex) -> Bm25Index:
+        """The index saved in ``stored.folder``."""
+        bm25s = require("bm25s", "bm25", "BM25 indexing")
+        index = cls.__new__(cls)
+        SegmentIndex.__init__(index, stored.segments, name=str(stored.manifest["identity"]["name"]))
+        index._tokenizer = _tokenizer()
+        folder = stored.folder / _BM25_FOLDER
+        try:
+            index._tokenizer.load_vocab(str(folder), _TOKENIZER_VOCAB)
+            index._bm25 = (
+                bm25s.BM25.load(
+                    str(folder), mmap=False, allow_pickle=False, load_corpus=False, load_vocab=False
+                )
+                if stored.segments
+                else _engine(bm25s)
+            )
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(
+                f"{folder}: not a usable saved BM25 index: {type(error).__name__}: {error}"
+            ) from None
+        if stored.segments and index._bm25.scores["num_docs"] != len(stored.segments):
+            raise ValueError(
+                f"{folder}: not a usable saved BM25 index: it scores "
+                f"{index._bm25.scores['num_docs']} segments, the manifest lists "
+                f"{len(stored.segments)}"
+            )
+        index.build = {"segmenting": stored.manifest["identity"].get("segmenting")}
+        return index
+
+    def _scores(self, query: str) -> Any:
+        # Words unseen while indexing map to the empty token (id 0), which scores nothing.
+        ids = self._tokenizer.tokenize(
+            [query], update_vocab=False, show_progress=False, return_as="ids"
+        )[0]
+        ids = [token for token in ids if token != 0]
+        return self._bm25.get_scores(ids) if ids else None
+
+    def _engine_manifest(self) -> dict[str, Any]:
+        return {"bm25": dict(BM25_PROTOCOL)}
+
+    def _write_engine(self, folder: Path) -> None:
+        target = folder / _BM25_FOLDER
+        target.mkdir()
+        self._tokenizer.save_vocab(str(target), _TOKENIZER_VOCAB)
+        if self.segments:
+            # Indexed from token ids, bm25s keys its vocabulary by int, which its JSON writer
+            # refuses; scoring by id never reads it, so the saved copy is keyed by str.
+            vocabulary = self._bm25.vocab_dict
+            self._bm25.vocab_dict = {str(key): value for key, value in vocabulary.items()}
+            try:
+                self._bm25.save(str(target), allow_pickle=False)
+            finally:
+                self._bm25.vocab_dict = vocabulary

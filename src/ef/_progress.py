@@ -1,0 +1,217 @@
+"""Progress shown to a person: a bar on a terminal, a plain line every few seconds elsewhere.
+
+Long work — encoding a corpus, evaluating thousands of queries — must say where it stands in a
+CI log or a file as well as on a terminal. On a terminal a rich bar is drawn on standard error;
+anywhere else one line goes to standard error every ``EF_PROGRESS_INTERVAL`` seconds (10 by
+default) — done/total, rate and time left — and a closing line when the work took long enough
+to have printed one. Work that ends within the interval prints nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any, TextIO, TypeVar
+
+__all__ = ["DEFAULT_INTERVAL", "ProgressDisplay", "as_callback", "format_seconds"]
+
+DEFAULT_INTERVAL = 10.0
+"""Seconds between two plain progress lines, unless ``EF_PROGRESS_INTERVAL`` says otherwise."""
+
+T = TypeVar("T")
+
+
+def _interval_from_environment() -> float:
+    text = os.environ.get("EF_PROGRESS_INTERVAL", "").strip()
+    if not text:
+        return DEFAULT_INTERVAL
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"EF_PROGRESS_INTERVAL must be a number of seconds >= 0; got {text!r}")
+    return value
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration the way a person reads it.
+
+    >>> format_seconds(4.2), format_seconds(75), format_seconds(3725)
+    ('4s', '1m15s', '1h02m')
+    """
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+class ProgressDisplay:
+    """One task's progress on ``stream`` (standard error by default), until :meth:`close`.
+
+    :param label: what is being done, e.g. ``"encoding 5,183 documents"``.
+    :param unit: what is counted, for the rate (``"documents"``, ``"queries"``).
+    :param stream: where to write; standard error by default.
+    :param interval: seconds between plain lines; by default ``EF_PROGRESS_INTERVAL``, or 10.
+    :param terminal: draw a bar (``True``) or plain lines (``False``); by default a bar when
+        ``stream`` is a terminal.
+    :param clock: a monotonic clock, in seconds.
+    :raises ValueError: when ``EF_PROGRESS_INTERVAL`` is not a number of seconds >= 0.
+
+    >>> import io
+    >>> ticks = iter([0.0, 12.0, 13.0, 13.0])
+    >>> out = io.StringIO()
+    >>> with ProgressDisplay("encoding", unit="documents", stream=out, interval=10,
+    ...                      clock=lambda: next(ticks)) as display:
+    ...     display.update(600, 1000)
+    ...     display.update(1000, 1000)
+    >>> print(out.getvalue(), end="")
+    encoding: 600/1,000 documents (60%), 50.0 documents/s, 8s left
+    encoding: 1,000/1,000 documents in 13s (76.9 documents/s)
+    """
+
+    def __init__(
+        self,
+        label: str,
+        *,
+        unit: str = "items",
+        stream: TextIO | None = None,
+        interval: float | None = None,
+        terminal: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.unit = unit
+        self._stream = stream if stream is not None else sys.stderr
+        self._interval = _interval_from_environment() if interval is None else interval
+        self._clock = clock
+        self._started = clock()
+        self._last_line = self._started
+        self._lines = 0
+        self._done = 0
+        self._total: int | None = None
+        if terminal is None:
+            isatty = getattr(self._stream, "isatty", None)
+            terminal = bool(isatty and isatty())
+        self._bar: Any = self._start_bar() if terminal else None
+
+    def _start_bar(self) -> Any:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        bar = Progress(
+            TextColumn(self.label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[note]}"),
+            console=Console(file=self._stream),
+            transient=False,
+        )
+        self._task = bar.add_task(self.label, total=None, rate="", note="")
+        bar.start()
+        return bar
+
+    def update(self, done: int, total: int | None = None, *, note: str = "") -> None:
+        """Record that ``done`` of ``total`` are finished; ``note`` is shown beside."""
+        self._done, self._total = done, total
+        now = self._clock()
+        elapsed = now - self._started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if self._bar is not None:
+            self._bar.update(
+                self._task,
+                completed=done,
+                total=total,
+                rate=f"{rate:.1f} {self.unit}/s",
+                note=note,
+            )
+            return
+        if now - self._last_line < self._interval:
+            return
+        self._last_line = now
+        self._lines += 1
+        counted = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
+        share = f" ({done / total:.0%})" if total else ""
+        left = ""
+        if total is not None and rate > 0:
+            left = f", {format_seconds((total - done) / rate)} left"
+        extra = f", {note}" if note else ""
+        self._write(f"{counted} {self.unit}{share}, {rate:.1f} {self.unit}/s{left}{extra}")
+
+    def _write(self, text: str) -> None:
+        print(f"{self.label}: {text}", file=self._stream, flush=True)
+
+    def close(self) -> None:
+        """Stop the bar, or write the closing line when a plain line was written before."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+            return
+        if self._lines:
+            elapsed = self._clock() - self._started
+            rate = f" ({self._done / elapsed:.1f} {self.unit}/s)" if elapsed > 0 else ""
+            counted = (
+                f"{self._done:,}/{self._total:,}" if self._total is not None else f"{self._done:,}"
+            )
+            self._write(f"{counted} {self.unit} in {format_seconds(elapsed)}{rate}")
+            self._lines = 0
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def as_callback(
+    progress: bool | Callable[[T], None] | None,
+    *,
+    label: str,
+    unit: str,
+    counts: Callable[[T], tuple[int, int | None, str]],
+) -> Iterator[Callable[[T], None] | None]:
+    """The callback a ``progress=`` argument stands for, for as long as the block runs.
+
+    ``True`` is a :class:`ProgressDisplay` fed through ``counts`` (``(done, total, note)`` from
+    what the callback receives); a callable is itself; ``None`` and ``False`` are ``None``.
+
+    :raises TypeError: for anything else.
+    """
+    if progress is None or progress is False:
+        yield None
+    elif progress is True:
+        with ProgressDisplay(label, unit=unit) as display:
+
+            def show(value: T) -> None:
+                done, total, note = counts(value)
+                display.update(done, total, note=note)
+
+            yield show
+    elif callable(progress):
+        yield progress
+    else:
+        raise TypeError(
+            f"progress must be True, False, None or a callable; got {type(progress).__name__}"
+        )
