@@ -42,6 +42,8 @@ from ef.evaluation._collector import Progress
 from ef.evaluation._compare import compare
 from ef.evaluation._comparison_report import ComparisonReport, PairedComparison
 from ef.evaluation._formats import DatasetFormatError
+from ef.evaluation._fusion.api import fuse
+from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optimize_fusion
 from ef.evaluation._hookspecs import hookimpl
 from ef.evaluation._journal import JournalMismatchError, journal_to_trec_run
 from ef.evaluation._lexical import context_precision, context_recall, exact_match, token_f1
@@ -64,6 +66,8 @@ from ef.evaluation._rag import evaluate_rag
 from ef.evaluation._ragas import as_ragas_dataset
 from ef.evaluation._registry import (
     DatasetReader,
+    FusionMethod,
+    Normalization,
     PluginInfo,
     RagMetric,
     Registry,
@@ -111,6 +115,9 @@ __all__ = [
     "Corpus",
     "DatasetFormatError",
     "DatasetReader",
+    "FusionFold",
+    "FusionMethod",
+    "FusionOptimization",
     "HttpClientError",
     "HttpConnectionError",
     "HttpRetriever",
@@ -118,6 +125,7 @@ __all__ = [
     "HttpStatusError",
     "IncompleteEvaluationWarning",
     "JournalMismatchError",
+    "Normalization",
     "PairedComparison",
     "PluginInfo",
     "PluginWarning",
@@ -146,10 +154,12 @@ __all__ = [
     "evaluate_retrieval_async",
     "evaluate_run",
     "exact_match",
+    "fuse",
     "hookimpl",
     "journal_to_trec_run",
     "list_plugins",
     "ndcg_at_k",
+    "optimize_fusion",
     "precision_at_k",
     "read_beir",
     "read_dataset",

@@ -27,7 +27,9 @@ from ef.evaluation._plugin_calls import PASSED_THROUGH, stdout_to_stderr
 from ef.evaluation._registry import (
     PluginInfo,
     Registry,
+    make_fusion_method,
     make_metric,
+    make_normalization,
     make_rag_metric,
     make_reader,
 )
@@ -35,7 +37,11 @@ from ef.evaluation._registry import (
 __all__ = ["ENV_SELECT", "PluginHost", "PluginWarning"]
 
 ENV_SELECT = "EF_EVALUATION_PLUGINS"
-_BUILTIN_MODULES = ("ef.evaluation._builtins", "ef.evaluation._adapters")
+_BUILTIN_MODULES = (
+    "ef.evaluation._builtins",
+    "ef.evaluation._adapters",
+    "ef.evaluation._fusion.builtin_plugin",
+)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 
@@ -291,6 +297,16 @@ class PluginHost:
             ),
             readers=types.MappingProxyType(
                 self._collect("ef_evaluation_register_dataset_readers", make_reader, "reader")
+            ),
+            fusion_methods=types.MappingProxyType(
+                self._collect(
+                    "ef_evaluation_register_fusion_methods", make_fusion_method, "fusion method"
+                )
+            ),
+            normalizations=types.MappingProxyType(
+                self._collect(
+                    "ef_evaluation_register_normalizations", make_normalization, "normalisation"
+                )
             ),
         )
 

@@ -30,7 +30,8 @@ HOST = PluginHost()
 
 
 def registry() -> Registry:
-    """A read-only snapshot of the registered metrics, RAG metrics and dataset readers.
+    """A read-only snapshot of the registered metrics, RAG metrics, dataset readers, fusion
+    methods and normalisations.
 
     Each entry names the plugin that provided it.
 
@@ -46,7 +47,7 @@ def list_plugins() -> list[PluginInfo]:
     """Every loaded plugin — name, distribution, version and hooks — built-ins first.
 
     >>> [info.name for info in list_plugins() if info.builtin]
-    ['ef.evaluation._builtins', 'ef.evaluation._adapters']
+    ['ef.evaluation._builtins', 'ef.evaluation._adapters', 'ef.evaluation._fusion.builtin_plugin']
     """
     return HOST.plugins()
 
