@@ -10,6 +10,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ef.evaluation import (
     PluginWarning,
@@ -21,6 +23,7 @@ from ef.evaluation import (
     registry,
     write_trec_run,
 )
+from ef.evaluation._fusion._order import in_trec_order, rank_by_score
 from ef.evaluation.testing import registered_plugin
 
 BM25 = {"q1": {"d1": 12.0, "d2": 9.5, "d3": 4.0}, "q2": {"d4": 3.0, "d5": 1.0}}
@@ -255,3 +258,15 @@ def test_a_plugin_registers_fusion_methods_and_normalisations():
                 fuse([BM25, DENSE], method="raising")
             assert "in fusion method 'raising' (plugin fusion-test)" in raised.value.__notes__[0]
     assert "best_rank" not in registry().fusion_methods
+
+
+@given(
+    st.dictionaries(
+        st.text("abc", min_size=1, max_size=3), st.sampled_from([0.0, 0.5, 1.0, -2.0, 3.25])
+    )
+)
+def test_fused_queries_are_ordered_exactly_as_rank_by_score_orders(scores):
+    """The one-sort-then-ties shortcut gives trec_eval's order, ties and all."""
+    ordered = in_trec_order(scores)
+    assert list(ordered) == rank_by_score(scores)
+    assert ordered == scores

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import islice, repeat
+from itertools import islice
 from operator import gt
 from typing import Any
 
@@ -55,7 +55,7 @@ class PreparedRuns:
 
 def rank_order(scores: Mapping[str, float]) -> Ranking:
     """``scores`` as a dict iterated in trec_eval's order (itself when it already is one)."""
-    values = list(scores.values())
+    values = scores.values()
     if isinstance(scores, dict) and all(map(gt, values, islice(values, 1, None))):
         return scores
     return {doc: scores[doc] for doc in rank_by_score(scores)}
@@ -66,9 +66,10 @@ def _where(run_index: int, query_id: str) -> str:
 
 
 def _scored_ranking(scores: Mapping[Any, Any], run_index: int, query_id: str) -> Ranking:
-    values = list(scores.values())
+    values = scores.values()
     try:
-        finite = all(map(math.isfinite, values))
+        # A sum is finite only if every value is; an overflow alone gets the full check.
+        finite = math.isfinite(sum(values)) or all(map(math.isfinite, values))
     except TypeError:
         bad = next(v for v in values if not isinstance(v, int | float))
         raise TypeError(
@@ -81,8 +82,6 @@ def _scored_ranking(scores: Mapping[Any, Any], run_index: int, query_id: str) ->
             f"{_where(run_index, query_id)}: doc {doc!r} has score {score!r}; "
             "scores must be finite numbers"
         )
-    if not all(map(isinstance, values, repeat(float))):
-        scores = {doc: float(score) for doc, score in scores.items()}
     return rank_order(scores)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, prepare_runs, rank_order
-from ef.evaluation._fusion._order import rank_by_score
+from ef.evaluation._fusion._order import in_trec_order
+from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
@@ -150,6 +151,7 @@ def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
         return prepared
     by_query: dict[str, list[dict[str, float]]] = {}
     fn = norm.fn
+    keeps_order = getattr(fn, KEEPS_ORDER, False) is True
     for query_id, rankings in prepared.by_query.items():
         try:
             normalized = fn(rankings)
@@ -158,7 +160,10 @@ def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
                 f"in normalisation {norm.name!r} (plugin {norm.plugin}), query {query_id!r}"
             )
             raise
-        by_query[query_id] = [rank_order(scores) if scores else EMPTY for scores in normalized]
+        if keeps_order:
+            by_query[query_id] = [s if isinstance(s, dict) else dict(s) for s in normalized]
+        else:
+            by_query[query_id] = [rank_order(scores) if scores else EMPTY for scores in normalized]
     return PreparedRuns(by_query, [True] * prepared.n_runs)
 
 
@@ -224,14 +229,14 @@ def fuse_prepared(
                 f"in fusion method {entry.name!r} (plugin {entry.plugin}), query {query_id!r}"
             )
             raise
-        values = fused.values()
-        if not all(map(math.isfinite, values)):
+        # A sum is finite only if every value is (a finite sum skips the scan).
+        if not math.isfinite(sum(fused.values())) and not all(map(math.isfinite, fused.values())):
             doc, score = next((d, s) for d, s in fused.items() if not math.isfinite(s))
             raise ValueError(
                 f"fusion method {entry.name!r} (plugin {entry.plugin}) gave doc {doc!r} of query "
                 f"{query_id!r} the score {score!r}; fused scores must be finite"
             )
-        fused_run[query_id] = {doc: fused[doc] for doc in rank_by_score(fused)}
+        fused_run[query_id] = in_trec_order(fused)
     return fused_run
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
-from functools import cmp_to_key
+from collections.abc import Iterable, Sequence
+from functools import cmp_to_key, lru_cache
+from itertools import repeat
+from operator import add, mul
 
 from ef.evaluation._fusion._inputs import Ranking
 from ef.evaluation._fusion.norms import candidates
@@ -49,15 +51,24 @@ Weights = Sequence[float]
 # Score-based ------------------------------------------------------------------------------
 
 
-def combine_sum(rankings: Sequence[Ranking]) -> dict[str, float]:
-    """Σ scores over the runs, a missing doc adding nothing (CombSUM)."""
-    if not rankings:
-        return {}
-    total = dict(rankings[0])
-    for ranking in rankings[1:]:
-        get = total.get
-        for doc, score in ranking.items():
-            total[doc] = get(doc, 0.0) + score
+def combine_sum(rankings: Sequence[Ranking], weights: Weights | None = None) -> dict[str, float]:
+    """Σ (weight ×) scores over the runs, a missing doc adding nothing (CombSUM).
+
+    The runs are added one after the other, as ranx's ``sum([...])`` adds them, each at C speed:
+    a doc's running total plus its score in the next run.
+    """
+    total: dict[str, float] = {}
+    for index, ranking in enumerate(rankings):
+        scores: Iterable[float] = ranking.values()
+        if weights is not None:
+            scores = map(mul, scores, repeat(weights[index]))
+        if not total:
+            total = dict(ranking)  # a copy: sized from the start
+            if weights is not None:
+                total.update(zip(ranking, scores, strict=True))
+        else:
+            totals = map(total.get, ranking, repeat(0.0))
+            total.update(zip(ranking, map(add, totals, scores), strict=True))
     return total
 
 
@@ -127,12 +138,9 @@ def med(rankings: Sequence[Ranking]) -> dict[str, float]:
 
 def wsum(rankings: Sequence[Ranking], *, weights: Weights) -> dict[str, float]:
     """Weighted sum: Σ weight × score, a missing doc adding nothing."""
-    total: dict[str, float] = {}
-    get = total.get
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for doc, score in ranking.items():
-            total[doc] = get(doc, 0.0) + weight * score
-    return total
+    if len(weights) != len(rankings):
+        raise ValueError(f"{len(weights)} weights for {len(rankings)} runs")
+    return combine_sum(rankings, weights)
 
 
 def wmnz(rankings: Sequence[Ranking], *, weights: Weights) -> dict[str, float]:
@@ -155,20 +163,49 @@ def mixed(rankings: Sequence[Ranking], *, weights: Weights) -> dict[str, float]:
 # Rank-based -------------------------------------------------------------------------------
 
 
-def _by_rank(rankings: Sequence[Ranking], value: Callable[[int], float]) -> list[Ranking]:
-    """Each run's docs scored ``value(i)`` by their 0-based rank ``i`` (one table for all runs)."""
+@lru_cache(maxsize=64)
+def _rank_table(kind: str, parameter: float, depth: int) -> tuple[float, ...]:
+    """The score of each 0-based rank ``i`` below ``depth``: one table for every query."""
+    if kind == "rrf":
+        return tuple(1 / (parameter + i + 1) for i in range(depth))
+    if kind == "isr":
+        return tuple(1 / ((i + 1) ** 2) for i in range(depth))
+    return tuple((1 - parameter) * parameter**i for i in range(depth))  # rbc
+
+
+def _table(rankings: Sequence[Ranking], kind: str, parameter: float) -> tuple[float, ...]:
     depth = max(map(len, rankings), default=0)
-    table = [value(i) for i in range(depth)]
+    # Tables grow in steps, so queries of many depths share a few of them.
+    return _rank_table(kind, parameter, 1 << max(depth - 1, 0).bit_length())
+
+
+def _by_rank(rankings: Sequence[Ranking], kind: str, parameter: float = 0.0) -> list[Ranking]:
+    """Each run's docs scored by their rank, from :func:`_rank_table`."""
+    table = _table(rankings, kind, parameter)
     return [dict(zip(ranking, table, strict=False)) for ranking in rankings]
+
+
+def _sum_by_rank(rankings: Sequence[Ranking], kind: str, parameter: float) -> dict[str, float]:
+    """:func:`combine_sum` of :func:`_by_rank`, without the runs' intermediate dicts."""
+    table = _table(rankings, kind, parameter)
+    total: dict[str, float] = {}
+    for ranking in rankings:
+        if not total:
+            total = dict(ranking)  # a copy: sized from the start
+            total.update(zip(ranking, table, strict=False))
+        else:
+            totals = map(total.get, ranking, repeat(0.0))
+            total.update(zip(ranking, map(add, totals, table), strict=False))
+    return total
 
 
 def rrf(rankings: Sequence[Ranking], *, k: float = 60) -> dict[str, float]:
     """Reciprocal rank fusion: Σ 1 / (k + i + 1) (Cormack et al., 2009)."""
-    return combine_sum(_by_rank(rankings, lambda i: 1 / (k + i + 1)))
+    return _sum_by_rank(rankings, "rrf", k)
 
 
 def _isr_scores(rankings: Sequence[Ranking]) -> dict[str, list[float]]:
-    return _present(_by_rank(rankings, lambda i: 1 / ((i + 1) ** 2)))
+    return _present(_by_rank(rankings, "isr"))
 
 
 def isr(rankings: Sequence[Ranking]) -> dict[str, float]:
@@ -195,7 +232,7 @@ def logn_isr(rankings: Sequence[Ranking], *, sigma: float = 0.01) -> dict[str, f
 
 def rbc(rankings: Sequence[Ranking], *, phi: float) -> dict[str, float]:
     """Rank-biased centroid: Σ (1 - phi) × phi ** i (Bailey et al., 2017)."""
-    return combine_sum(_by_rank(rankings, lambda i: (1 - phi) * phi**i))
+    return _sum_by_rank(rankings, "rbc", phi)
 
 
 def _borda_points(rankings: Sequence[Ranking]) -> list[Ranking]:

@@ -1,6 +1,7 @@
 """Score normalisations, one query at a time: ranx's formulas, the same numbers.
 
-Each takes one query's rankings (one ``{doc_id: score}`` dict per run, best first) and returns
+Each takes one query's rankings (one ``{doc_id: score}`` dict per run, best first, so a run's
+highest and lowest scores are its first and last) and returns
 the normalised scores, one dict per run. Every normalisation but ``borda`` treats each run on its
 own; ``borda`` needs every run's doc ids (the query's candidates). A run with nothing retrieved
 for the query stays empty. Denominators below ``1e-9`` are raised to ``1e-9``, as ranx does, so
@@ -11,53 +12,70 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import sub, truediv
 
 from ef.evaluation._fusion._inputs import Ranking
 
-__all__ = ["BUILTIN_NORMALIZATIONS", "ORDER_BASED", "candidates"]
+__all__ = ["BUILTIN_NORMALIZATIONS", "KEEPS_ORDER", "ORDER_BASED", "candidates"]
 
 _FLOOR = 1e-9
 
 NormFn = Callable[[Sequence[Ranking]], list[Ranking]]
 
 
-def _per_run(norm: Callable[[Ranking], Ranking]) -> NormFn:
+KEEPS_ORDER = "keeps_order"
+"""Set on a normalisation function that keeps each run's order (an increasing map of the
+scores): its output is not put in rank order again, so a tie it creates by rounding keeps the
+run's order, as in ranx."""
+
+
+def _per_run(norm: Callable[[Ranking], Ranking], *, keeps_order: bool = True) -> NormFn:
     def apply(rankings: Sequence[Ranking]) -> list[Ranking]:
         return [norm(ranking) if ranking else {} for ranking in rankings]
 
     apply.__doc__ = norm.__doc__
     apply.__name__ = norm.__name__
+    setattr(apply, KEEPS_ORDER, keeps_order)
     return apply
+
+
+def _shift_scale(ranking: Ranking, shift: float, denominator: float) -> Ranking:
+    """(score - shift) / denominator for every doc, at C speed."""
+    shifted = map(sub, ranking.values(), repeat(shift)) if shift else ranking.values()
+    # A copy has the right size from the start; replacing its values never resizes it.
+    scaled = ranking.copy()
+    scaled.update(zip(ranking, map(truediv, shifted, repeat(denominator)), strict=True))
+    return scaled
+
+
+def _bounds(ranking: Ranking) -> tuple[float, float]:
+    """The lowest and the highest score: the last and the first, the ranking being in order."""
+    return next(reversed(ranking.values())), next(iter(ranking.values()))
 
 
 def _min_max(ranking: Ranking) -> Ranking:
     """(score - min) / (max - min)."""
-    values = ranking.values()
-    low, high = min(values), max(values)
-    denominator = max(high - low, _FLOOR)
-    return {doc: (score - low) / denominator for doc, score in ranking.items()}
+    low, high = _bounds(ranking)
+    return _shift_scale(ranking, low, max(high - low, _FLOOR))
 
 
 def _min_max_inverted(ranking: Ranking) -> Ranking:
     """(max - score) / (max - min): for distances, where lower is better."""
-    values = ranking.values()
-    low, high = min(values), max(values)
+    low, high = _bounds(ranking)
     denominator = max(high - low, _FLOOR)
     return {doc: (high - score) / denominator for doc, score in ranking.items()}
 
 
 def _max(ranking: Ranking) -> Ranking:
     """score / max (meant for non-negative scores: a negative max divides by 1e-9)."""
-    denominator = max(max(ranking.values()), _FLOOR)
-    return {doc: score / denominator for doc, score in ranking.items()}
+    return _shift_scale(ranking, 0.0, max(_bounds(ranking)[1], _FLOOR))
 
 
 def _sum(ranking: Ranking) -> Ranking:
     """(score - min) / (sum - min · n): the shifted scores sum to 1."""
-    values = ranking.values()
-    low = min(values)
-    denominator = max(sum(values) - low * len(ranking), _FLOOR)
-    return {doc: (score - low) / denominator for doc, score in ranking.items()}
+    low = _bounds(ranking)[0]
+    return _shift_scale(ranking, low, max(sum(ranking.values()) - low * len(ranking), _FLOOR))
 
 
 def _zmuv(ranking: Ranking) -> Ranking:
@@ -65,8 +83,7 @@ def _zmuv(ranking: Ranking) -> Ranking:
     values = list(ranking.values())
     mean = math.fsum(values) / len(values)
     deviation = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
-    denominator = max(deviation, _FLOOR)
-    return {doc: (score - mean) / denominator for doc, score in ranking.items()}
+    return _shift_scale(ranking, mean, max(deviation, _FLOOR))
 
 
 def _rank(ranking: Ranking) -> Ranking:
@@ -105,9 +122,15 @@ def _none(rankings: Sequence[Ranking]) -> list[Ranking]:
     return list(rankings)
 
 
+setattr(_none, KEEPS_ORDER, True)
+
+
 BUILTIN_NORMALIZATIONS: dict[str, tuple[NormFn, str]] = {
     "min-max": (_per_run(_min_max), _min_max.__doc__ or ""),
-    "min-max-inverted": (_per_run(_min_max_inverted), _min_max_inverted.__doc__ or ""),
+    "min-max-inverted": (
+        _per_run(_min_max_inverted, keeps_order=False),
+        _min_max_inverted.__doc__ or "",
+    ),
     "max": (_per_run(_max), _max.__doc__ or ""),
     "sum": (_per_run(_sum), _sum.__doc__ or ""),
     "zmuv": (_per_run(_zmuv), _zmuv.__doc__ or ""),
