@@ -8,11 +8,11 @@ Fusion methods and normalisations come from the plugin registry (built-ins and p
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
-from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, prepare_runs, rank_order
+from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
 from ef.evaluation._fusion._order import in_trec_order
 from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._types import Qrels, Run
@@ -145,14 +145,12 @@ def check_scored(prepared: PreparedRuns, entry: MethodEntry, norm: NormEntry | N
     )
 
 
-def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
-    """Every query's rankings normalised and put back in rank order."""
-    if norm is None:
-        return prepared
-    by_query: dict[str, list[dict[str, float]]] = {}
+def _normalizer(norm: NormEntry) -> Callable[[str, list[Ranking]], list[Ranking]]:
+    """``normalize(query_id, rankings)``: one query's rankings normalised, in rank order."""
     fn = norm.fn
     keeps_order = getattr(fn, KEEPS_ORDER, False) is True
-    for query_id, rankings in prepared.by_query.items():
+
+    def normalize_query(query_id: str, rankings: list[Ranking]) -> list[Ranking]:
         try:
             normalized = fn(rankings)
         except Exception as error:
@@ -161,9 +159,21 @@ def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
             )
             raise
         if keeps_order:
-            by_query[query_id] = [s if isinstance(s, dict) else dict(s) for s in normalized]
-        else:
-            by_query[query_id] = [rank_order(scores) if scores else EMPTY for scores in normalized]
+            return [s if isinstance(s, dict) else dict(s) for s in normalized]
+        return [rank_order(scores) if scores else EMPTY for scores in normalized]
+
+    return normalize_query
+
+
+def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
+    """Every query's rankings normalised and put back in rank order."""
+    if norm is None:
+        return prepared
+    normalize_query = _normalizer(norm)
+    by_query = {
+        query_id: normalize_query(query_id, rankings)
+        for query_id, rankings in prepared.by_query.items()
+    }
     return PreparedRuns(by_query, [True] * prepared.n_runs)
 
 
@@ -213,15 +223,24 @@ def train(
 
 
 def fuse_prepared(
-    prepared: PreparedRuns, entry: MethodEntry, weights: Any, params: Mapping[str, Any]
+    prepared: PreparedRuns,
+    entry: MethodEntry,
+    weights: Any,
+    params: Mapping[str, Any],
+    norm: NormEntry | None = None,
 ) -> FusedRun:
-    """Fuse normalised runs query by query; each query's docs in trec_eval's order."""
+    """Fuse the runs query by query (normalising each query first, with ``norm``); each fused
+    query's docs in trec_eval's order. Normalising here, one query at a time, keeps only that
+    query's normalised scores in memory."""
     fn = entry.fn
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
+    normalize_query = None if norm is None else _normalizer(norm)
     fused_run: FusedRun = {}
     for query_id, rankings in prepared.by_query.items():
+        if normalize_query is not None:
+            rankings = normalize_query(query_id, rankings)
         try:
             fused = fn(rankings, **options)
         except Exception as error:
@@ -296,7 +315,6 @@ def fuse(
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
     merged = check_params(entry, params)
-    normalized = normalize(prepared, norm_entry)
     untrained = [name for name in entry.trained if name not in merged]
     if entry.train is not None and untrained:
         if qrels is None:
@@ -304,10 +322,10 @@ def fuse(
                 f"fusion method {entry.name!r} is supervised: pass qrels= to train it, or its "
                 f"trained {', '.join(untrained)} in params"
             )
-        merged.update(train(normalized, entry, merged, qrels))
+        merged.update(train(normalize(prepared, norm_entry), entry, merged, qrels))
     elif qrels is not None:
         raise ValueError(
             f"qrels= is for training supervised methods; {entry.name!r} "
             + ("is not one" if entry.train is None else "has its trained parameters already")
         )
-    return fuse_prepared(normalized, entry, checked_weights, merged)
+    return fuse_prepared(prepared, entry, checked_weights, merged, norm_entry)
