@@ -154,3 +154,23 @@ def test_the_result_class_is_frozen():
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         result.best_score = 1.0  # type: ignore[misc]
     assert result.folds == () and result.mean_held_out is None
+
+
+def test_a_result_is_read_only_however_deep():
+    runs, qrels = judged_runs()
+    result = optimize_fusion(runs, qrels, method="wsum", metric="ndcg@10", folds=3)
+    best = result.best_params["weights"]
+    with pytest.raises(TypeError, match="read-only"):
+        result.best_params["weights"] = [1.0, 0.0]
+    with pytest.raises(TypeError, match="read-only"):
+        result.best_params["weights"][0] = 1.0
+    with pytest.raises(TypeError, match="read-only"):
+        result.tries[0][0]["weights"] = (1.0, 0.0)
+    with pytest.raises(TypeError, match="read-only"):
+        result.folds[0].best_params["weights"][0] = 1.0
+    assert isinstance(result.folds, tuple) and isinstance(result.folds[0].queries, tuple)
+    assert result.tries[0][0] == {"weights": (0.0, 1.0)}  # the grid's tuples stay tuples
+    # What was printed stays what it fuses with, and still serialises as plain JSON.
+    assert result.best_params["weights"] == best
+    assert json.loads(json.dumps(attrs.asdict(result)))["best_params"] == {"weights": best}
+    assert result.fuse(runs) == fuse(runs, method="wsum", weights=list(best))

@@ -30,10 +30,28 @@ from ef.evaluation._fusion.api import (
     train,
     training_queries,
 )
+from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
 
 __all__ = ["FusionFold", "FusionOptimization", "optimize_fusion"]
+
+
+def _frozen(value: Any) -> Any:
+    # A result is a value: its configurations are read-only, however deep (weights, probs).
+    # Unlike the reports' freeze(), a tuple stays a tuple: the grid's weight tuples are shown
+    # as the grid gave them.
+    if isinstance(value, tuple):
+        return tuple(map(_frozen, value))
+    if isinstance(value, list):
+        return FrozenList(map(_frozen, value))
+    if isinstance(value, dict):
+        return FrozenDict({key: _frozen(item) for key, item in value.items()})
+    return value
+
+
+def _frozen_tries(tries: Any) -> tuple[tuple[dict[str, Any], float], ...]:
+    return tuple((_frozen(params), score) for params, score in tries)
 
 
 @attrs.frozen
@@ -46,8 +64,8 @@ class FusionFold:
     :param held_out_score: its score on the held-out queries.
     """
 
-    queries: tuple[str, ...]
-    best_params: dict[str, Any]
+    queries: tuple[str, ...] = attrs.field(converter=as_tuple)
+    best_params: dict[str, Any] = attrs.field(converter=_frozen)
     train_score: float
     held_out_score: float
 
@@ -71,15 +89,19 @@ class FusionOptimization:
     ...     tries=(({'k': 60}, 0.5),))
     >>> result.best_params
     {'k': 60}
+    >>> result.best_params['k'] = 10
+    Traceback (most recent call last):
+    ...
+    TypeError: a report's FrozenDict is read-only; copy it to change it
     """
 
     method: str
     norm: str | None
     metric: str
-    best_params: dict[str, Any]
+    best_params: dict[str, Any] = attrs.field(converter=_frozen)
     best_score: float
-    tries: tuple[tuple[dict[str, Any], float], ...]
-    folds: tuple[FusionFold, ...] = attrs.field(default=(), kw_only=True)
+    tries: tuple[tuple[dict[str, Any], float], ...] = attrs.field(converter=_frozen_tries)
+    folds: tuple[FusionFold, ...] = attrs.field(default=(), kw_only=True, converter=as_tuple)
     mean_held_out: float | None = attrs.field(default=None, kw_only=True)
 
     def fuse(self, runs: Sequence[Run]) -> FusedRun:
