@@ -8,15 +8,19 @@ query: ties are ordered differently on purpose (trec_eval's order here) and each
 explicit expected difference below, as in ``docs/fusion.md``.
 
 ranx compiles each of its numba kernels on its first call in a fresh environment, so every ranx
-call happens once, in one module-scoped fixture, on small inputs; the tests compare.
+call happens once, in one module-scoped fixture, on small inputs; the tests compare. The
+compiled kernels are kept in the user's cache (``tests/ranx_cache.py``), shared with
+``tests/test_compare_ranx.py`` and across virtual environments.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +28,11 @@ import pytest
 from ef.evaluation import fuse, optimize_fusion, registry
 from ef.evaluation._fusion._inputs import prepare_runs
 from ef.evaluation._fusion.methods import condorcet_order
+from ranx_cache import kernel_cache_root, share_ranx_kernel_cache
+
+# Before anything imports ranx: numba places a kernel's cache when ranx decorates it, and the
+# fusion kernels take minutes to compile in a fresh environment (tests/ranx_cache.py).
+share_ranx_kernel_cache()
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -428,3 +437,10 @@ def test_bayesfuse_past_rank_1000_adds_the_odds_of_a_missing_doc():
     log_odds = [[0.0] * 1000, [1.0] * 1000]
     fused = fuse(runs, method="bayesfuse", params={"log_odds": log_odds})
     assert fused["q"]["d1000"] == pytest.approx(math.log(0.001 / 0.999) + 1.0)
+
+
+def test_ranx_fusion_kernels_are_cached_by_module_in_the_user_cache(ranx_outputs):
+    rrf = importlib.import_module("ranx.fusion.rrf")
+    cache = Path(rrf._rrf_score._cache._cache_path)
+    assert cache == kernel_cache_root() / "ranx.fusion.rrf"
+    assert list(cache.glob("rrf._rrf_score-*.nbi")), "the kernel was not saved there"
