@@ -12,6 +12,7 @@ Sections, each in its own process so that none inherits another's memory or numb
 - ``imports``: ``import <tool>`` in fresh interpreters, median seconds — ef's target is 150 ms.
 - ``scoring-beir``, ``scoring-msmarco``: :mod:`bench_scoring` on each workload shape.
 - ``files``: :mod:`bench_files`, a 7M-line TREC run file read and scored, with peak memory.
+- ``fusion``: :mod:`bench_fusion`, three MS MARCO shaped runs fused by ef and by ranx.
 - ``runner``, ``http``: the concurrent runner's and the HTTP retriever's own benchmarks, with
   their default settings.
 - ``indexing``: :mod:`bench_indexing`, the built-in index beside sentence-transformers and bm25s
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_files
+import bench_fusion
 import bench_indexing
 import bench_scoring
 from bench_scoring import Target, format_target
@@ -110,6 +112,9 @@ SECTIONS: dict[str, Callable[[Path], tuple[list[str], list[Target]]]] = {
         result_targets=bench_scoring.targets,
     ),
     "files": script_section("bench_files.py", "--repeats", "3", result_targets=bench_files.targets),
+    "fusion": script_section(
+        "bench_fusion.py", "--repeats", "2", result_targets=bench_fusion.targets
+    ),
     "runner": script_section("bench_runner.py", result_targets=None),
     "http": script_section("bench_http.py", result_targets=None),
     "indexing": script_section("bench_indexing.py", result_targets=bench_indexing.targets),

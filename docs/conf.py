@@ -78,6 +78,7 @@ GUIDE_ORDER = (
     "journal",
     "trec",
     "compare",
+    "fusion",
     "rag",
     "plugins",
     "cli",

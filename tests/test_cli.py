@@ -354,7 +354,7 @@ def test_plugins_lists_every_plugin_with_what_it_provides() -> None:
     assert [(p["name"], p["distribution"], p["version"], p["hooks"]) for p in output] == [
         (info.name, info.distribution, info.version, list(info.hooks)) for info in list_plugins()
     ]
-    for kind in ("metrics", "rag_metrics", "readers"):
+    for kind in ("metrics", "rag_metrics", "readers", "fusion_methods", "normalizations"):
         listed = {name for plugin in output for name in plugin[kind]}
         assert listed == set(getattr(provided, kind))
     builtins = output[0]
@@ -379,6 +379,8 @@ def test_plugins_csv_and_markdown_have_a_row_per_plugin(output_format: str) -> N
         "metrics",
         "RAG metrics",
         "readers",
+        "fusion methods",
+        "normalisations",
     ]
     builtins = [info for info in list_plugins() if info.builtin]
     assert [row[:3] for row in rows[1:]] == [

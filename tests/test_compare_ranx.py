@@ -3,95 +3,33 @@ its Monte-Carlo error, wins/ties/losses exactly.
 
 ranx compiles its numba kernels on first use: about 45 s of CPU on a fresh install, which is why
 these tests live in their own module, share one ranx call, and have a longer timeout. The
-compiled kernels are kept in the user's cache directory (see :func:`share_ranx_kernel_cache`),
+compiled kernels are kept in the user's cache directory (see ``tests/ranx_cache.py``),
 so a fresh clone with a new virtual environment loads them instead (about 8 s).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import os
 import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from ef.evaluation import compare, evaluate_run
+from ranx_cache import kernel_cache_root, share_ranx_kernel_cache
+
+# Before anything imports ranx: numba places a kernel's cache when ranx decorates it.
+share_ranx_kernel_cache()
 
 pytestmark = pytest.mark.timeout(300)
 
 N_QUERIES = 50
 
 
-def kernel_cache_root() -> Path:
-    """Where ranx's compiled kernels are kept: ``$XDG_CACHE_HOME`` (or ``~/.cache``), then
-    ``ef-evaluation/numba``."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ef-evaluation" / "numba"
-
-
-def share_ranx_kernel_cache() -> None:
-    """Cache ranx's numba kernels by module name and source content, in the user's cache.
-
-    Numba keeps a compiled kernel beside the installed source, or under a hash of the source's
-    absolute path: either way a new virtual environment (every fresh clone makes one) misses
-    it and compiles everything again. Keyed by module name and a hash of the source instead, a
-    kernel compiled in one environment is loaded in the next one with the same ranx; numba's
-    own index still checks the numba version, the signature, the CPU and the function's
-    bytecode. Call before ranx is imported: numba picks a function's cache place when the
-    function is decorated. Without the numba internals this needs, ranx compiles as before and
-    only :func:`test_ranx_kernels_are_cached_by_module_in_the_user_cache` fails.
-    """
-    from numba.core import caching
-
-    # numba 0.62 renamed _CacheImpl to CacheImpl; the list of locators kept its name.
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
-    locators: list[Any] | None = getattr(impl, "_locator_classes", None)
-    base: Any = getattr(caching, "_CacheLocator", None)
-    if locators is None or base is None:
-        return
-    if any(getattr(cls, "ef_evaluation_tests", False) for cls in locators):
-        return
-    root = kernel_cache_root()
-
-    class ModuleCacheLocator(base):
-        ef_evaluation_tests = True
-
-        def __init__(self, py_func: Any, py_file: str) -> None:
-            self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(root / py_func.__module__)
-
-        def get_cache_path(self) -> str:
-            return self._cache_path
-
-        def get_source_stamp(self) -> str:
-            return hashlib.sha256(Path(self._py_file).read_bytes()).hexdigest()
-
-        def get_disambiguator(self) -> str:
-            return str(self._lineno)
-
-        @classmethod
-        def from_function(cls, py_func: Any, py_file: str) -> ModuleCacheLocator | None:
-            if not py_func.__module__.startswith("ranx.") or not os.path.isfile(py_file):
-                return None
-            locator = cls(py_func, py_file)
-            try:
-                locator.ensure_cache_path()
-            except OSError:  # not writable: numba's own places are tried next
-                return None
-            return locator
-
-    locators.insert(0, ModuleCacheLocator)
-
-
 @pytest.fixture(scope="module")
 def ranx_comparison():
     """One set of runs compared by ranx (t-test and Fisher), with ranx's per-query values."""
-    share_ranx_kernel_cache()
     from numba.core.errors import NumbaTypeSafetyWarning
     from ranx import Qrels, Run
     from ranx import compare as ranx_compare

@@ -56,6 +56,8 @@ from ef.evaluation._exceptions import (
     QueryError,
     ResponseShapeError,
 )
+from ef.evaluation._fusion.api import fuse
+from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optimize_fusion
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
 from ef.evaluation._io.builtin_datasets import resolve_builtin
@@ -72,6 +74,8 @@ from ef.evaluation._plugins.active import (
 from ef.evaluation._plugins.hookspecs import hookimpl
 from ef.evaluation._plugins.registry import (
     DatasetReader,
+    FusionMethod,
+    Normalization,
     PluginInfo,
     RagMetric,
     Registry,
@@ -123,6 +127,9 @@ __all__ = [
     "DatasetReader",
     "EvaluationError",
     "EvaluationWarning",
+    "FusionFold",
+    "FusionMethod",
+    "FusionOptimization",
     "HttpClientError",
     "HttpConnectionError",
     "HttpRetriever",
@@ -131,6 +138,7 @@ __all__ = [
     "IncompleteEvaluationWarning",
     "JournalCorruptError",
     "JournalMismatchError",
+    "Normalization",
     "PairedComparison",
     "PluginInfo",
     "PluginWarning",
@@ -159,12 +167,14 @@ __all__ = [
     "evaluate_retrieval_async",
     "evaluate_run",
     "exact_match",
+    "fuse",
     "hookimpl",
     "is_stream",
     "journal_to_trec_run",
     "list_plugins",
     "loads_strict",
     "ndcg_at_k",
+    "optimize_fusion",
     "precision_at_k",
     "read_beir",
     "read_dataset",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 
-__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "RAGAS_METRICS_PLUGIN", "load"]
+__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "FUSION_PLUGIN", "RAGAS_METRICS_PLUGIN", "load"]
 
 CORE_PLUGIN = "ef.evaluation._builtins"
 """The name the built-in metrics, RAG metrics and dataset readers are registered under."""
@@ -27,10 +27,20 @@ This name and the core one are those these plugins have always been listed under
 change.
 """
 
+FUSION_PLUGIN = "ef.evaluation._builtins.fusion"
+"""The name the built-in fusion methods and normalisations are registered under."""
+
 
 def load() -> list[tuple[str, object]]:
     """The built-in plugins, ``[(name, plugin), ...]`` in registration order."""
-    from ef.evaluation._builtins import adapters, metrics, rag_metrics, ragas_metrics, readers
+    from ef.evaluation._builtins import (
+        adapters,
+        fusion,
+        metrics,
+        rag_metrics,
+        ragas_metrics,
+        readers,
+    )
 
     core = types.SimpleNamespace(
         ef_evaluation_register_metrics=metrics.ef_evaluation_register_metrics,
@@ -41,4 +51,5 @@ def load() -> list[tuple[str, object]]:
         (CORE_PLUGIN, core),
         (RAGAS_METRICS_PLUGIN, ragas_metrics),
         (ADAPTERS_PLUGIN, adapters),
+        (FUSION_PLUGIN, fusion),
     ]

@@ -35,7 +35,8 @@ HOST = PluginHost()
 
 
 def registry() -> Registry:
-    """A read-only snapshot of the registered metrics, RAG metrics and dataset readers.
+    """A read-only snapshot of the registered metrics, RAG metrics, dataset readers, fusion
+    methods and normalisations.
 
     Each entry names the plugin that provided it.
 
@@ -52,7 +53,7 @@ def list_plugins() -> list[PluginInfo]:
 
     >>> [info.name for info in list_plugins() if info.builtin]  # doctest: +NORMALIZE_WHITESPACE
     ['ef.evaluation._builtins', 'ef.evaluation._builtins.ragas_metrics',
-     'ef.evaluation._adapters']
+     'ef.evaluation._adapters', 'ef.evaluation._builtins.fusion']
     """
     return HOST.plugins()
 

@@ -41,6 +41,24 @@ def ef_evaluation_register_dataset_readers(register: Callable[..., None]) -> Non
     """Register dataset readers: ``register(name, reader, *, description="")``."""
 
 
+@hookspec
+def ef_evaluation_register_fusion_methods(register: Callable[..., None]) -> None:
+    """Register fusion methods: ``register(name, fn, *, rank_based, weighted, defaults,
+    required, train, trained, train_params, grid, aliases, description)``.
+
+    ``fn(rankings, **params) -> {doc_id: score}`` fuses one query: ``rankings`` holds one
+    ``{doc_id: score}`` per run, iterated best first (see ``FusionMethod``).
+    """
+
+
+@hookspec
+def ef_evaluation_register_normalizations(register: Callable[..., None]) -> None:
+    """Register score normalisations: ``register(name, fn, *, order_based, description)``.
+
+    ``fn(rankings) -> [{doc_id: score}, ...]`` normalises one query, one dict per run.
+    """
+
+
 @hookspec(firstresult=True)
 def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
     """Turn ``retriever`` into ``fn(query, limit) -> results`` (sync or async), or return None."""

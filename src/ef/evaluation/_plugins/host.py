@@ -27,7 +27,9 @@ from ef.evaluation._plugins.hookspecs import PROJECT, TrecRunParser
 from ef.evaluation._plugins.registry import (
     PluginInfo,
     Registry,
+    make_fusion_method,
     make_metric,
+    make_normalization,
     make_rag_metric,
     make_reader,
 )
@@ -299,6 +301,16 @@ class PluginHost:
             ),
             readers=types.MappingProxyType(
                 self._collect("ef_evaluation_register_dataset_readers", make_reader, "reader")
+            ),
+            fusion_methods=types.MappingProxyType(
+                self._collect(
+                    "ef_evaluation_register_fusion_methods", make_fusion_method, "fusion method"
+                )
+            ),
+            normalizations=types.MappingProxyType(
+                self._collect(
+                    "ef_evaluation_register_normalizations", make_normalization, "normalisation"
+                )
             ),
         )
 

@@ -11,11 +11,15 @@ from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
 __all__ = [
     "DatasetReader",
+    "FusionMethod",
+    "Normalization",
     "PluginInfo",
     "RagMetric",
     "Registry",
     "RetrievalMetric",
+    "make_fusion_method",
     "make_metric",
+    "make_normalization",
     "make_rag_metric",
     "make_reader",
 ]
@@ -62,6 +66,54 @@ class DatasetReader:
 
 
 @attrs.frozen
+class FusionMethod:
+    """A registered fusion method: ``fn(rankings, **params) -> {doc_id: score}`` for one query.
+
+    :param fn: takes the query's rankings, one ``{doc_id: score}`` dict per run iterated best
+        first, and the parameters (``weights=`` for a weighted method); returns the fused scores.
+    :param rank_based: whether it reads only ranks (its default normalisation is then none,
+        else ``min-max``).
+    :param weighted: whether it takes one weight per run.
+    :param defaults: parameters with their defaults; ``required``: those without one.
+    :param train: for a supervised method, ``train(hits, relevant_counts, **options) ->
+        {trained parameter: value}``; ``trained`` names what it returns and ``train_params``
+        the parameters it takes.
+    :param grid: ``grid(n_runs) -> {parameter: [values]}``, the default search grid of
+        ``optimize_fusion`` (``None``: nothing to optimise).
+    :param aliases: other names it answers to.
+    """
+
+    name: str
+    fn: Callable[..., Mapping[str, float]]
+    rank_based: bool
+    weighted: bool = False
+    defaults: Mapping[str, Any] = attrs.field(factory=dict)
+    required: tuple[str, ...] = ()
+    train: Callable[..., Mapping[str, Any]] | None = None
+    trained: tuple[str, ...] = ()
+    train_params: tuple[str, ...] = ()
+    grid: Callable[[int], Mapping[str, Sequence[Any]]] | None = None
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    plugin: str = ""
+
+
+@attrs.frozen
+class Normalization:
+    """A registered score normalisation: ``fn(rankings) -> [normalised {doc_id: score}, ...]``.
+
+    ``rankings`` is one query's ``{doc_id: score}`` per run, best first; ``order_based`` marks a
+    normalisation that reads only the order (so runs of ranked ids without scores may use it).
+    """
+
+    name: str
+    fn: Callable[..., Sequence[Mapping[str, float]]]
+    order_based: bool = False
+    description: str = ""
+    plugin: str = ""
+
+
+@attrs.frozen
 class PluginInfo:
     """An installed plugin: its name, distribution, version and the hooks it implements."""
 
@@ -79,6 +131,8 @@ class Registry:
     metrics: Mapping[str, RetrievalMetric]
     rag_metrics: Mapping[str, RagMetric]
     readers: Mapping[str, DatasetReader]
+    fusion_methods: Mapping[str, FusionMethod] = attrs.field(factory=dict, kw_only=True)
+    normalizations: Mapping[str, Normalization] = attrs.field(factory=dict, kw_only=True)
 
 
 def _check_callable(name: str, value: object, what: str) -> None:
@@ -115,3 +169,61 @@ def make_reader(
 ) -> DatasetReader:
     _check_callable(name, reader, "the reader")
     return DatasetReader(name, reader, description, plugin)
+
+
+def _names(name: str, what: str, values: Any) -> tuple[str, ...]:
+    if isinstance(values, str) or not all(isinstance(value, str) for value in values):
+        raise TypeError(f"{name!r}: {what} must be a sequence of names")
+    return tuple(values)
+
+
+def make_fusion_method(
+    name: str,
+    fn: Callable[..., Mapping[str, float]],
+    *,
+    rank_based: bool,
+    weighted: bool = False,
+    defaults: Mapping[str, Any] | None = None,
+    required: Sequence[str] = (),
+    train: Callable[..., Mapping[str, Any]] | None = None,
+    trained: Sequence[str] = (),
+    train_params: Sequence[str] = (),
+    grid: Callable[[int], Mapping[str, Sequence[Any]]] | None = None,
+    aliases: Sequence[str] = (),
+    description: str = "",
+    plugin: str,
+) -> FusionMethod:
+    _check_callable(name, fn, "the fusion function")
+    if train is not None:
+        _check_callable(name, train, "train")
+    if grid is not None:
+        _check_callable(name, grid, "grid")
+    if (train is None) != (not trained):
+        raise TypeError(f"{name!r}: a supervised method gives both train and trained")
+    return FusionMethod(
+        name,
+        fn,
+        bool(rank_based),
+        bool(weighted),
+        dict(defaults or {}),
+        _names(name, "required", required),
+        train,
+        _names(name, "trained", trained),
+        _names(name, "train_params", train_params),
+        grid,
+        _names(name, "aliases", aliases),
+        description,
+        plugin,
+    )
+
+
+def make_normalization(
+    name: str,
+    fn: Callable[..., Sequence[Mapping[str, float]]],
+    *,
+    order_based: bool = False,
+    description: str = "",
+    plugin: str,
+) -> Normalization:
+    _check_callable(name, fn, "the normalisation function")
+    return Normalization(name, fn, bool(order_based), description, plugin)

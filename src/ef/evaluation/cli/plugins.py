@@ -27,7 +27,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "plugins",
         help="list installed plugins and what they provide",
         description="List the installed plugins (built-ins first): name, distribution, version, "
-        "the hooks each implements, and the metrics, RAG metrics and dataset readers it provides.",
+        "the hooks each implements, and the metrics, RAG metrics, dataset readers, fusion methods "
+        "and normalisations it provides.",
     )
     add_output_options(parser)
     parser.set_defaults(handler=handle)
@@ -55,6 +56,12 @@ def installed_plugins() -> list[dict[str, Any]]:
                     m.name for m in provided.rag_metrics.values() if m.plugin == info.name
                 ],
                 "readers": [r.name for r in provided.readers.values() if r.plugin == info.name],
+                "fusion_methods": [
+                    m.name for m in provided.fusion_methods.values() if m.plugin == info.name
+                ],
+                "normalizations": [
+                    n.name for n in provided.normalizations.values() if n.plugin == info.name
+                ],
             }
         )
     return plugins
@@ -77,10 +84,22 @@ def handle(args: argparse.Namespace) -> int:
             _names(plugin["metrics"]),
             _names(plugin["rag_metrics"]),
             _names(plugin["readers"]),
+            _names(plugin["fusion_methods"]),
+            _names(plugin["normalizations"]),
         )
         for plugin in plugins
     ]
-    columns = ("plugin", "distribution", "version", "hooks", "metrics", "RAG metrics", "readers")
+    columns = (
+        "plugin",
+        "distribution",
+        "version",
+        "hooks",
+        "metrics",
+        "RAG metrics",
+        "readers",
+        "fusion methods",
+        "normalisations",
+    )
     title = f"{len(plugins)} plugins installed (hooks without the '{_HOOK_PREFIX}' prefix)"
     emit(args, Table(title, columns, rows), plugins)
     return 0

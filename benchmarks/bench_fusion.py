@@ -1,0 +1,201 @@
+"""Fusion benchmark: ef's ``fuse`` beside ranx's on three runs of the MS MARCO shape.
+
+Three runs of 6,980 queries × 1,000 passages, like a BM25 run and two dense runs of one
+collection: run 1 is the MS MARCO shaped workload (:mod:`workloads`); runs 2 and 3 share 70% of
+its passages per query, in a locally shuffled order, with their own score scales. Each is fused
+with ``rrf``, ``sum`` under ``min-max`` and ``wsum`` under ``min-max`` (weights 0.5, 0.3, 0.2):
+
+- **ef**: ``fuse(runs, method=...)`` on the ``{query_id: {doc_id: score}}`` dicts, end to end
+  (checking and ordering the inputs, normalising, fusing, ordering each fused query).
+- **ranx**: ``fuse(ranx_runs, method=..., norm=..., params=...)`` on ``Run`` objects built
+  beforehand. Building the three ``Run`` objects is timed in its own column (the first build in
+  the process compiles with numba; the table shows a warm build), and so is each method's first
+  call, which compiles its numba kernels; numba's on-disk cache goes to a fresh temporary
+  directory unless ``--keep-numba-cache``, so that first call is a real compilation.
+
+Calls alternate between the tools, ``gc.collect()`` runs untimed between them, and the workload
+is frozen out of the collector. *Agreement* is the largest difference between ef's and ranx's
+fused scores over every doc of the first 200 queries (✓ at most 1e-9). The target: warm ranx ÷
+ef at least 3 for every method.
+
+    python benchmarks/bench_fusion.py --repeats 2     # ~5-10 minutes on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import workloads
+from bench_scoring import Target, format_target
+
+METHODS: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "rrf": (None, {}),
+    "sum": ("min-max", {}),
+    "wsum": ("min-max", {"weights": [0.5, 0.3, 0.2]}),
+}
+TOLERANCE = 1e-9
+RATIO_TARGET = 3.0
+CHECKED_QUERIES = 200
+
+Run = dict[str, dict[str, float]]
+
+
+def three_runs(n_queries: int, depth: int) -> list[Run]:
+    """A BM25-like run and two dense-like runs sharing 70% of its passages per query."""
+    base = workloads.msmarco_shape(n_queries=n_queries, depth=depth)
+    rng = random.Random(workloads.SEED + 7)
+    runs: list[Run] = [base.scored(), {}, {}]
+    for index, (low, high) in ((1, (0, 1)), (2, (20, 90))):
+        for query_id, ranked in base.ranked.items():
+            docs = ranked[:]
+            for position in rng.sample(range(depth), depth * 3 // 10):
+                docs[position] = f"{index}{rng.randrange(10**7)}"
+            keys = [position + rng.gauss(0, depth / 6) for position in range(depth)]
+            docs = [doc for _, doc in sorted(zip(keys, docs, strict=True))]
+            scores = workloads._descending_scores(rng, depth, low, high)
+            runs[index][query_id] = dict(zip(docs, scores, strict=True))
+    return runs
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    started = time.perf_counter()
+    out = call()
+    return time.perf_counter() - started, out
+
+
+def largest_difference(ours: Run, theirs: Any, query_ids: list[str]) -> float:
+    worst = 0.0
+    for query_id in query_ids:
+        mine, other = ours[query_id], dict(theirs[query_id])
+        if set(mine) != set(other):
+            return float("inf")
+        worst = max(worst, max((abs(mine[d] - other[d]) for d in mine), default=0.0))
+    return worst
+
+
+def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
+    from ef.evaluation import fuse
+
+    runs = three_runs(n_queries, depth)
+    gc.collect()
+    gc.freeze()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's cast warnings inside ranx's kernels
+        from ranx import Run as RanxRun
+        from ranx import fuse as ranx_fuse
+
+        build_first, _ = timed(lambda: [RanxRun(run) for run in runs])
+        builds = [timed(lambda: [RanxRun(run) for run in runs])[0] for _ in range(repeats)]
+        ranx_runs = [RanxRun(run) for run in runs]
+        checked = list(runs[0])[:CHECKED_QUERIES]
+        rows = []
+        for method, (norm, params) in METHODS.items():
+            weights = params.get("weights")
+
+            def ef_call(method: str = method, weights: Any = weights) -> Run:
+                return fuse(runs, method=method, weights=weights)
+
+            def ranx_call(method: str = method, norm: Any = norm, params: Any = params) -> Any:
+                return ranx_fuse(ranx_runs, method=method, norm=norm, params=params)
+
+            first, theirs = timed(ranx_call)
+            ef_times, ranx_times = [], []
+            difference = 0.0
+            for _ in range(repeats):
+                seconds, ours = timed(ef_call)
+                ef_times.append(seconds)
+                difference = max(difference, largest_difference(ours, theirs, checked))
+                del ours
+                ranx_times.append(timed(ranx_call)[0])
+            del theirs
+            rows.append(
+                {
+                    "method": method,
+                    "norm": norm,
+                    "ef": statistics.median(ef_times),
+                    "ranx_warm": statistics.median(ranx_times),
+                    "ranx_first": first,
+                    "difference": difference,
+                }
+            )
+    return {
+        "queries": n_queries,
+        "depth": depth,
+        "repeats": repeats,
+        "ranx_build_first": build_first,
+        "ranx_build_warm": statistics.median(builds),
+        "rows": rows,
+    }
+
+
+def render(result: dict[str, Any]) -> list[str]:
+    lines = [
+        f"3 runs × {result['queries']:,} queries × {result['depth']:,} docs, "
+        f"median of {result['repeats']}",
+        "",
+        "| method | ef s | ranx warm s | warm ranx ÷ ef | ranx first call (JIT) s "
+        "| ranx Run build s | agreement |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    build = result["ranx_build_warm"]
+    for row in result["rows"]:
+        label = row["method"] + (f" ({row['norm']})" if row["norm"] else "")
+        ok = "✓" if row["difference"] <= TOLERANCE else "✗"
+        lines.append(
+            f"| {label} | {row['ef']:.2f} | {row['ranx_warm']:.2f} | "
+            f"{row['ranx_warm'] / row['ef']:.1f}× | {row['ranx_first']:.2f} | {build:.2f} | "
+            f"{ok} {row['difference']:.1e} |"
+        )
+    lines += [
+        "",
+        f"ranx Run build: {build:.2f} s warm (3 runs), {result['ranx_build_first']:.2f} s the "
+        "first time (numba compiles)",
+    ]
+    return lines
+
+
+def targets(result: dict[str, Any]) -> list[Target]:
+    """Warm ranx ÷ ef, per method: at least 3."""
+    return [
+        (f"ranx warm ÷ ef, fuse {row['method']}", row["ranx_warm"] / row["ef"], RATIO_TARGET, False)
+        for row in result["rows"]
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=6_980)
+    parser.add_argument("--depth", type=int, default=1_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--json", help="also write the raw result to this file")
+    parser.add_argument(
+        "--keep-numba-cache", action="store_true", help="let ranx use numba's on-disk cache"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cache:
+        if not args.keep_numba_cache:
+            os.environ["NUMBA_CACHE_DIR"] = cache  # before numba is imported
+        result = run_benchmark(args.queries, args.depth, args.repeats)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(result, out, indent=1)
+    print("\n".join(render(result)))
+    print()
+    print("\n".join(map(format_target, targets(result))))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

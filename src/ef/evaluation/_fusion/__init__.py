@@ -1,0 +1,1 @@
+"""Fusing runs: fusion methods, score normalisations, supervised training and the grid search."""

@@ -1,0 +1,129 @@
+"""Runs made ready to fuse: each query of each run as its scores, in trec_eval's rank order.
+
+A fusion method sees one query at a time: one ``{doc_id: score}`` dict per run, iterated best
+first (score descending, ties by doc id descending, :func:`rank_by_score`), so a rank-based
+method reads a doc's rank off its position. A query missing from a run is an empty ranking
+there. A run given as ranked doc-id lists has no scores: its ranking gets the stand-in scores
+``n, n-1, …, 1``, which only rank-based methods and the order-based normalisations may use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import islice
+from operator import gt
+from typing import Any
+
+from ef.evaluation._fusion._order import rank_by_score
+from ef.evaluation._types import Run
+
+__all__ = ["EMPTY", "PreparedRuns", "Ranking", "prepare_runs", "rank_order"]
+
+Ranking = dict[str, float]
+"""One query of one run: ``{doc_id: score}``, iterated best first."""
+
+EMPTY: Ranking = {}
+"""The ranking of a query a run does not have (shared: never mutated)."""
+
+
+class PreparedRuns:
+    """The runs to fuse, query by query.
+
+    :ivar by_query: ``{query_id: [ranking of run 1, ranking of run 2, …]}``, queries in the order
+        they first appear across the runs.
+    :ivar scored: per run, whether it came with scores (``False`` for ranked doc-id lists).
+    """
+
+    __slots__ = ("by_query", "scored")
+
+    def __init__(self, by_query: dict[str, list[Ranking]], scored: list[bool]) -> None:
+        self.by_query = by_query
+        self.scored = scored
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.scored)
+
+    def subset(self, query_ids: Sequence[str]) -> PreparedRuns:
+        """The same runs restricted to ``query_ids`` (a query none of them has is empty)."""
+        empty = [EMPTY] * self.n_runs
+        return PreparedRuns(
+            {qid: self.by_query.get(qid, empty) for qid in query_ids}, list(self.scored)
+        )
+
+
+def rank_order(scores: Mapping[str, float]) -> Ranking:
+    """``scores`` as a dict iterated in trec_eval's order (itself when it already is one)."""
+    values = scores.values()
+    if isinstance(scores, dict) and all(map(gt, values, islice(values, 1, None))):
+        return scores
+    return {doc: scores[doc] for doc in rank_by_score(scores)}
+
+
+def _where(run_index: int, query_id: str) -> str:
+    return f"run {run_index + 1}, query {query_id!r}"
+
+
+def _scored_ranking(scores: Mapping[Any, Any], run_index: int, query_id: str) -> Ranking:
+    values = scores.values()
+    try:
+        # A sum is finite only if every value is; an overflow alone gets the full check.
+        finite = math.isfinite(sum(values)) or all(map(math.isfinite, values))
+    except TypeError:
+        bad = next(v for v in values if not isinstance(v, int | float))
+        raise TypeError(
+            f"{_where(run_index, query_id)}: score {bad!r} is a {type(bad).__name__}; "
+            "expected a number"
+        ) from None
+    if not finite:
+        doc, score = next((d, s) for d, s in scores.items() if not math.isfinite(s))
+        raise ValueError(
+            f"{_where(run_index, query_id)}: doc {doc!r} has score {score!r}; "
+            "scores must be finite numbers"
+        )
+    return rank_order(scores)
+
+
+def _listed_ranking(ranked: Sequence[Any]) -> Ranking:
+    unique = list(dict.fromkeys(ranked))  # a repeated id keeps its first place
+    n = len(unique)
+    return {doc: float(n - i) for i, doc in enumerate(unique)}
+
+
+def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
+    """Check ``runs`` and put every query of every run in rank order.
+
+    :raises TypeError: if ``runs`` is not a sequence of runs, a run is not a mapping, or a query's
+        entry is neither a ``{doc_id: score}`` mapping nor a list of doc ids.
+    :raises ValueError: for a score that is NaN or infinite (naming the run and the query).
+    """
+    if isinstance(runs, Mapping | str | bytes) or not isinstance(runs, Sequence):
+        raise TypeError(
+            f"runs must be a sequence of runs (a list of {{query_id: ...}} mappings), "
+            f"got {type(runs).__name__}"
+        )
+    n_runs = len(runs)
+    by_query: dict[str, list[Ranking]] = {}
+    scored = [True] * n_runs
+    for index, run in enumerate(runs):
+        if not isinstance(run, Mapping):
+            raise TypeError(
+                f"run {index + 1} is a {type(run).__name__}; expected a {{query_id: ...}} mapping"
+            )
+        for query_id, entry in run.items():
+            if isinstance(entry, Mapping):
+                ranking = _scored_ranking(entry, index, query_id)
+            elif isinstance(entry, list | tuple):
+                ranking = _listed_ranking(entry)
+                scored[index] = False
+            else:
+                raise TypeError(
+                    f"{_where(index, query_id)}: the entry is a {type(entry).__name__}; expected "
+                    "a {doc_id: score} mapping or a list of doc ids, best first"
+                )
+            rankings = by_query.get(query_id)
+            if rankings is None:
+                rankings = by_query[query_id] = [EMPTY] * n_runs
+            rankings[index] = ranking
+    return PreparedRuns(by_query, scored)

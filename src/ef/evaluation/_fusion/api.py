@@ -1,0 +1,330 @@
+"""``fuse``: combine the runs of several systems into one scored run.
+
+The pieces — method lookup, argument checks, normalisation, training, fusing — are separate
+functions so that :mod:`~ef.evaluation._fusion.optimize` can normalise once and fuse many times.
+Fusion methods and normalisations come from the plugin registry (built-ins and plugins alike).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ef.evaluation._fusion._entries import MethodEntry, NormEntry
+from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
+from ef.evaluation._fusion._order import in_trec_order
+from ef.evaluation._fusion.norms import KEEPS_ORDER
+from ef.evaluation._plugins import registry
+from ef.evaluation._types import Qrels, Run
+
+__all__ = [
+    "DEFAULT_NORM",
+    "FusedRun",
+    "check_params",
+    "check_weights",
+    "fuse",
+    "fuse_prepared",
+    "normalize",
+    "resolve",
+    "tables",
+    "train",
+    "training_queries",
+]
+
+FusedRun = dict[str, dict[str, float]]
+DEFAULT_NORM = "default"
+"""``norm=`` default: ``min-max`` for score-based methods, none for rank-based ones."""
+
+
+def tables() -> tuple[Mapping[str, MethodEntry], Mapping[str, NormEntry]]:
+    """The registered fusion methods and normalisations (loads the plugins on first use)."""
+    snapshot = registry()
+    return snapshot.fusion_methods, snapshot.normalizations
+
+
+def _known(names: Mapping[str, Any]) -> str:
+    return ", ".join(sorted(names))
+
+
+def resolve(method: str, norm: str | None) -> tuple[MethodEntry, NormEntry | None]:
+    """The registered method named ``method`` (or one of its aliases) and the normalisation.
+
+    :raises ValueError: for an unknown method or normalisation (listing the known ones).
+    """
+    methods, norms = tables()
+    entry = methods.get(method) if isinstance(method, str) else None
+    if entry is None and isinstance(method, str):
+        entry = next((m for m in methods.values() if method in m.aliases), None)
+    if entry is None:
+        aliases = sorted(alias for m in methods.values() for alias in m.aliases)
+        raise ValueError(
+            f"unknown fusion method {method!r}; known methods: {_known(methods)} "
+            f"(aliases: {', '.join(aliases)})"
+        )
+    if norm == DEFAULT_NORM:
+        norm = None if entry.rank_based else "min-max"
+    if norm is None or norm == "none":
+        return entry, None
+    spelled = norm.replace("_", "-") if isinstance(norm, str) else norm
+    norm_entry = norms.get(norm) or norms.get(spelled)
+    if norm_entry is None:
+        raise ValueError(f"unknown normalisation {norm!r}; known normalisations: {_known(norms)}")
+    return entry, norm_entry
+
+
+def check_weights(entry: MethodEntry, weights: Sequence[float] | None, n_runs: int) -> Any:
+    """The weights as floats, one per run; ``None`` gives every run 1.0.
+
+    :raises ValueError: for weights given to an unweighted method, a count that is not the number
+        of runs, or a weight that is not a finite number.
+    """
+    if not entry.weighted:
+        if weights is not None:
+            raise ValueError(f"fusion method {entry.name!r} takes no weights")
+        return None
+    if weights is None:
+        return (1.0,) * n_runs
+    if isinstance(weights, str | bytes) or not isinstance(weights, Sequence):
+        raise ValueError(f"weights must be a sequence of numbers, got {type(weights).__name__}")
+    if len(weights) != n_runs:
+        raise ValueError(f"{len(weights)} weights given for {n_runs} runs; give one per run")
+    for weight in weights:
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise ValueError(f"weight {weight!r} is not a number")
+        if not math.isfinite(weight):
+            raise ValueError(f"weight {weight!r} is not finite")
+    return tuple(float(weight) for weight in weights)
+
+
+def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The method's defaults updated with ``params``.
+
+    :raises ValueError: for a parameter the method does not take (listing those it takes), a
+        required one missing, or a number that is not finite.
+    """
+    given = dict(params or {})
+    accepted = {*entry.defaults, *entry.required, *entry.trained, *entry.train_params}
+    if "weights" in given:
+        raise ValueError("pass weights with weights=, not in params")
+    unknown = sorted(name for name in given if name not in accepted)
+    if unknown:
+        takes = ", ".join(sorted(accepted)) or "no parameters"
+        raise ValueError(
+            f"fusion method {entry.name!r} does not take {', '.join(map(repr, unknown))}; "
+            f"it takes: {takes}"
+        )
+    for name, value in given.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"parameter {name!r} of {entry.name!r} is {value!r}; expected finite")
+    merged = {**entry.defaults, **given}
+    missing = [name for name in entry.required if name not in merged]
+    if missing:
+        example = ", ".join(f"{name!r}: ..." for name in missing)
+        raise ValueError(
+            f"fusion method {entry.name!r} needs {', '.join(missing)}: params={{{example}}}"
+        )
+    return merged
+
+
+def check_scored(prepared: PreparedRuns, entry: MethodEntry, norm: NormEntry | None) -> None:
+    """Refuse scores that are not there: a run of ranked lists under a score-based step."""
+    unscored = [i + 1 for i, scored in enumerate(prepared.scored) if not scored]
+    if not unscored:
+        return
+    if norm is not None and not norm.order_based:
+        needs = f"normalisation {norm.name!r}"
+    elif norm is None and not entry.rank_based:
+        needs = f"fusion method {entry.name!r}"
+    else:
+        return
+    raise ValueError(
+        f"run {unscored[0]} gives ranked doc ids without scores, and {needs} needs scores; "
+        "use a rank-based method or the 'rank' or 'borda' normalisation"
+    )
+
+
+def _normalizer(norm: NormEntry) -> Callable[[str, list[Ranking]], list[Ranking]]:
+    """``normalize(query_id, rankings)``: one query's rankings normalised, in rank order."""
+    fn = norm.fn
+    keeps_order = getattr(fn, KEEPS_ORDER, False) is True
+
+    def normalize_query(query_id: str, rankings: list[Ranking]) -> list[Ranking]:
+        try:
+            normalized = fn(rankings)
+        except Exception as error:
+            error.add_note(
+                f"in normalisation {norm.name!r} (plugin {norm.plugin}), query {query_id!r}"
+            )
+            raise
+        if keeps_order:
+            return [s if isinstance(s, dict) else dict(s) for s in normalized]
+        return [rank_order(scores) if scores else EMPTY for scores in normalized]
+
+    return normalize_query
+
+
+def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
+    """Every query's rankings normalised and put back in rank order."""
+    if norm is None:
+        return prepared
+    normalize_query = _normalizer(norm)
+    by_query = {
+        query_id: normalize_query(query_id, rankings)
+        for query_id, rankings in prepared.by_query.items()
+    }
+    return PreparedRuns(by_query, [True] * prepared.n_runs)
+
+
+def training_queries(qrels: Qrels) -> tuple[list[str], list[set[str]]]:
+    """The judged queries with a positive grade, in ``qrels`` order, and their relevant docs.
+
+    :raises ValueError: for a grade that is not a finite number, or if no query has one > 0.
+    """
+    queries: list[str] = []
+    relevant: list[set[str]] = []
+    for query_id, judged in qrels.items():
+        for doc, grade in judged.items():
+            if isinstance(grade, bool) or not isinstance(grade, int | float):
+                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
+            if not math.isfinite(grade):
+                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
+        positives = {doc for doc, grade in judged.items() if grade > 0}
+        if positives:
+            queries.append(query_id)
+            relevant.append(positives)
+    if not queries:
+        raise ValueError("the qrels have no query with a positive grade to train on")
+    return queries, relevant
+
+
+def train(
+    prepared: PreparedRuns, entry: MethodEntry, params: Mapping[str, Any], qrels: Qrels
+) -> dict[str, Any]:
+    """Train a supervised method on ``qrels``: its trained parameters (``probs``, …)."""
+    assert entry.train is not None
+    queries, relevant = training_queries(qrels)
+    empty = [EMPTY] * prepared.n_runs
+    per_query = [prepared.by_query.get(query_id, empty) for query_id in queries]
+    hits = [
+        [
+            [1 if doc in positives else 0 for doc in rankings[run]]
+            for rankings, positives in zip(per_query, relevant, strict=True)
+        ]
+        for run in range(prepared.n_runs)
+    ]
+    counts = [len(positives) for positives in relevant]
+    missing = [name for name in entry.train_params if name not in params]
+    if missing:
+        raise ValueError(f"fusion method {entry.name!r} needs {', '.join(missing)} to train")
+    options = {name: params[name] for name in entry.train_params}
+    return dict(entry.train(hits, counts, **options))
+
+
+def fuse_prepared(
+    prepared: PreparedRuns,
+    entry: MethodEntry,
+    weights: Any,
+    params: Mapping[str, Any],
+    norm: NormEntry | None = None,
+) -> FusedRun:
+    """Fuse the runs query by query (normalising each query first, with ``norm``); each fused
+    query's docs in trec_eval's order. Normalising here, one query at a time, keeps only that
+    query's normalised scores in memory."""
+    fn = entry.fn
+    options = dict(params)
+    if weights is not None:
+        options["weights"] = weights
+    normalize_query = None if norm is None else _normalizer(norm)
+    fused_run: FusedRun = {}
+    for query_id, rankings in prepared.by_query.items():
+        if normalize_query is not None:
+            rankings = normalize_query(query_id, rankings)
+        try:
+            fused = fn(rankings, **options)
+        except Exception as error:
+            error.add_note(
+                f"in fusion method {entry.name!r} (plugin {entry.plugin}), query {query_id!r}"
+            )
+            raise
+        # A sum is finite only if every value is (a finite sum skips the scan).
+        if not math.isfinite(sum(fused.values())) and not all(map(math.isfinite, fused.values())):
+            doc, score = next((d, s) for d, s in fused.items() if not math.isfinite(s))
+            raise ValueError(
+                f"fusion method {entry.name!r} (plugin {entry.plugin}) gave doc {doc!r} of query "
+                f"{query_id!r} the score {score!r}; fused scores must be finite"
+            )
+        fused_run[query_id] = in_trec_order(fused)
+    return fused_run
+
+
+def fuse(
+    runs: Sequence[Run],
+    *,
+    method: str = "rrf",
+    norm: str | None = DEFAULT_NORM,
+    weights: Sequence[float] | None = None,
+    params: Mapping[str, Any] | None = None,
+    qrels: Qrels | None = None,
+) -> FusedRun:
+    """Fuse the runs of several systems into one scored run (hybrid search: BM25 + dense).
+
+    Each query's rankings are normalised (``norm``), then combined by ``method``: one of ranx's
+    methods under ranx's names — rank-based ``rrf``, ``isr``, ``log_isr``, ``logn_isr``,
+    ``rbc``, ``bordafuse``, ``w_bordafuse``, ``condorcet``, ``w_condorcet`` and the supervised
+    ``bayesfuse``, ``mapfuse``, ``posfuse``, ``probfuse``, ``slidefuse``; score-based ``sum``,
+    ``mnz``, ``max``, ``min``, ``med``, ``anz``, ``gmnz``, ``wsum``, ``wmnz``, ``mixed`` and
+    the supervised ``segfuse`` (``combsum``, ``combmnz``, … are aliases) — or a plugin's. The
+    numbers are ranx's; ``docs/fusion.md`` lists where they differ and why. A query missing from
+    a run is an empty ranking there (ranx refuses such runs). Each query of the result iterates
+    in trec_eval's order (score descending, ties by doc id descending), so the fused run
+    evaluates the same everywhere; it is ready for :func:`evaluate_run`, :func:`compare` and
+    :func:`write_trec_run`.
+
+    :param runs: two or more runs, ``{query_id: {doc_id: score}}`` (or ranked doc-id lists,
+        for rank-based methods and the ``rank`` and ``borda`` normalisations).
+    :param method: the fusion method's name or alias.
+    :param norm: ``"default"`` (``min-max`` for score-based methods, none for rank-based ones),
+        ``None``/``"none"``, ``"min-max"``, ``"min-max-inverted"``, ``"max"``, ``"sum"``,
+        ``"zmuv"``, ``"rank"``, ``"borda"`` or a plugin's.
+    :param weights: one finite number per run, for the weighted methods (``wsum``, ``wmnz``,
+        ``mixed``, ``w_bordafuse``, ``w_condorcet``); ``None`` gives every run 1.0.
+    :param params: the method's parameters, e.g. ``{"k": 60}`` for ``rrf``, ``{"phi": 0.8}``
+        for ``rbc``, or a supervised method's trained ``probs``/``log_odds``/``map_scores``.
+    :param qrels: judgements a supervised method trains on when ``params`` lacks what training
+        gives (see :func:`optimize_fusion` to train on some queries and fuse others).
+    :returns: ``{query_id: {doc_id: fused score}}``.
+    :raises ValueError: for an unknown method or normalisation (listing the known ones), a
+        weights count that is not the number of runs, a weight or score that is not finite
+        (naming the run and query), an unknown or missing parameter, or scores asked of runs
+        without them.
+    :raises TypeError: if ``runs`` is not a sequence of run mappings.
+
+    >>> bm25 = {'q1': {'d1': 12.0, 'd2': 9.5, 'd3': 4.0}}
+    >>> dense = {'q1': {'d3': 0.91, 'd1': 0.85}}
+    >>> fuse([bm25, dense], method='rrf')
+    {'q1': {'d1': 0.03252247488101534, 'd3': 0.032266458495966696, 'd2': 0.016129032258064516}}
+    >>> fuse([bm25, dense], method='wsum', weights=[0.3, 0.7])
+    {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
+    """
+    entry, norm_entry = resolve(method, norm)
+    prepared = prepare_runs(runs)
+    if prepared.n_runs < 2:
+        raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
+    check_scored(prepared, entry, norm_entry)
+    checked_weights = check_weights(entry, weights, prepared.n_runs)
+    merged = check_params(entry, params)
+    untrained = [name for name in entry.trained if name not in merged]
+    if entry.train is not None and untrained:
+        if qrels is None:
+            raise ValueError(
+                f"fusion method {entry.name!r} is supervised: pass qrels= to train it, or its "
+                f"trained {', '.join(untrained)} in params"
+            )
+        merged.update(train(normalize(prepared, norm_entry), entry, merged, qrels))
+    elif qrels is not None:
+        raise ValueError(
+            f"qrels= is for training supervised methods; {entry.name!r} "
+            + ("is not one" if entry.train is None else "has its trained parameters already")
+        )
+    return fuse_prepared(prepared, entry, checked_weights, merged, norm_entry)
