@@ -9,8 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from background_checks import BackgroundChecks
+
+# Property tests check behaviour, not speed (benchmarks do that): on a shared, loaded machine a
+# per-example deadline only adds noise.
+settings.register_profile("ef-evaluation", deadline=None)
+settings.load_profile("ef-evaluation")
 
 
 @pytest.fixture(params=["asyncio", "trio"])
