@@ -44,6 +44,13 @@ def generated(seed: int, n_queries: int = 120, *, unjudged: int = 20) -> tuple[d
     return qrels, run
 
 
+def sendable(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """The queries pytrec_eval survives: it crashes (segfault) on a query whose judgements are
+    all negative, ``{'q1': {'d1': -1}}`` (docs/semantics.md); ef scores it as it scores any
+    query without a relevant document."""
+    return {q: judged for q, judged in qrels.items() if any(g >= 0 for g in judged.values())}
+
+
 def matches(key: str, ef_value: float, trec_value: float) -> bool:
     """Equal to 1e-9; pytrec_eval's per-query ``gm_*`` is ``log(max(value, 1e-5))``."""
     if trec_value != trec_value:
@@ -69,7 +76,7 @@ def test_every_measure_matches_pytrec_eval_per_query(
 ) -> None:
     qrels, run = generated(seed=level * 10 + judged_only + unjudged, unjudged=unjudged)
     evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
+        sendable(qrels), MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
     )
     expected = evaluator.evaluate({q: scores for q, scores in run.items() if scores})
     plan = MeasurePlan(TREC_FAMILIES, Judging(relevance_level=level, judged_only=judged_only))
@@ -104,6 +111,12 @@ def test_pytrec_eval_is_nan_where_judged_only_leaves_nothing_ranked() -> None:
     assert values["num_ret"] == 0.0
 
 
+def test_a_query_judged_only_negative_has_nothing_relevant_and_nothing_judged() -> None:
+    plan = MeasurePlan(TREC_FAMILIES, Judging())
+    values = plan.score(plan.facts_of_scores({"x": 1.0, "d1": 0.5}, {"d1": -1}))
+    assert {k: v for k, v in values.items() if v} == {"num_q": 1.0, "num_ret": 2.0, "utility": -2.0}
+
+
 def test_relevance_level_one_is_the_default_reading_on_integer_grades() -> None:
     qrels, run = generated(seed=7)
     default = MeasurePlan(TREC_FAMILIES, Judging())
@@ -123,7 +136,7 @@ def test_a_query_that_retrieves_nothing_scores_zero_but_counts_its_relevant() ->
 
 def test_means_match_pytrec_eval_aggregation() -> None:
     qrels, run = generated(seed=99)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, MEASURES)
+    evaluator = pytrec_eval.RelevanceEvaluator(sendable(qrels), MEASURES)
     expected = evaluator.evaluate({q: s for q, s in run.items() if s})
     plan = MeasurePlan(TREC_FAMILIES, Judging())
     rows = [plan.score(plan.facts_of_scores(run[q], qrels[q])) for q in expected]
