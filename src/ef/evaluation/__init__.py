@@ -65,10 +65,12 @@ from ef.evaluation._json import loads_strict
 from ef.evaluation._plugins.active import (
     RETRIEVAL_METRICS,
     list_plugins,
+    measure_catalogue,
     read_dataset,
     read_trec_run,
     registry,
 )
+from ef.evaluation._plugins.catalogue import MeasureInfo
 from ef.evaluation._plugins.hookspecs import hookimpl
 from ef.evaluation._plugins.registry import (
     DatasetReader,
@@ -131,6 +133,7 @@ __all__ = [
     "IncompleteEvaluationWarning",
     "JournalCorruptError",
     "JournalMismatchError",
+    "MeasureInfo",
     "PairedComparison",
     "PluginInfo",
     "PluginWarning",
@@ -164,6 +167,7 @@ __all__ = [
     "journal_to_trec_run",
     "list_plugins",
     "loads_strict",
+    "measure_catalogue",
     "ndcg_at_k",
     "precision_at_k",
     "read_beir",

@@ -26,6 +26,7 @@ from ef.evaluation._running.adapters import (
 from ef.evaluation._running.journal import Journal, JournalEntry
 from ef.evaluation._running.options import QueryOutcome, RunnerOptions, query_failure
 from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
+from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging
 from ef.evaluation._scoring.plan import QueryPlan, fingerprint
 from ef.evaluation._types import Qrels, Queries
 
@@ -39,6 +40,7 @@ def plan_queries(
     k_values: Iterable[int],
     metrics: Sequence[str],
     ignore_identical_ids: bool,
+    judging: Judging = DEFAULT_JUDGING,
 ) -> QueryPlan:
     """The :class:`QueryPlan` for ``metrics`` looked up in the plugin registry.
 
@@ -50,6 +52,7 @@ def plan_queries(
         metrics=lookup_metrics(metrics),
         k_values=k_values,
         ignore_identical_ids=ignore_identical_ids,
+        judging=judging,
     )
 
 
@@ -70,6 +73,7 @@ class RetrieverRun:
         ignore_identical_ids: bool,
         journal: str | os.PathLike[str] | None,
         retriever_id: str | None,
+        judging: Judging = DEFAULT_JUDGING,
     ) -> None:
         plan = plan_queries(
             qrels,
@@ -77,6 +81,7 @@ class RetrieverRun:
             k_values=k_values,
             metrics=metrics,
             ignore_identical_ids=ignore_identical_ids,
+            judging=judging,
         )
         self.sheet = ScoreSheet(plan, parameters={}, progress=progress)
         max_k = plan.max_k

@@ -13,6 +13,7 @@ from ef.evaluation._exceptions import IncompleteEvaluationWarning
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun, plan_queries, runner_options
 from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
+from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._types import Qrels, Queries, Run
 
 # The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with
@@ -68,6 +69,8 @@ def evaluate_retrieval(
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -114,7 +117,12 @@ def evaluate_retrieval(
         cannot be run and is skipped.
     :param k_values: the rank cutoffs to evaluate at.
     :param metrics: which metrics to compute — any of ``ndcg`` / ``recall`` / ``precision`` /
-        ``mrr`` / ``map``, or a plugin's.
+        ``mrr`` / ``map`` (each at every cutoff of ``k_values``), any trec_eval measure by its
+        trec_eval name (``P``, ``ndcg_cut``, ``recip_rank``, ``set_F`` …, reported under
+        pytrec_eval's keys at trec_eval's default parameters; ``trec_map``, ``trec_ndcg`` and
+        ``trec_recall`` for trec_eval's ``map``, ``ndcg`` and ``recall``), or a plugin's. A
+        measure without a cutoff sees the ranking as retrieved, ``limit`` deep:
+        ``report.manifest["ranking_depth"]`` says how deep that was.
     :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
         it when sources segment into many pieces (de-duplication to source level can otherwise
         shorten the ranking).
@@ -141,6 +149,11 @@ def evaluate_retrieval(
         other qrels, queries, retriever or limit is refused.
     :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
         by default its ``retriever_id`` attribute or its qualified name.
+    :param relevance_level: the smallest grade that counts as relevant (trec_eval ``-l``);
+        ``None`` counts every grade ``> 0``. nDCG and the other gain-based measures ignore it,
+        as trec_eval does; a query with nothing relevant at the level is skipped.
+    :param judged_only: rank only judged documents (trec_eval ``-J``): a retrieved document
+        without a grade ``>= 0`` is dropped before ranks are counted.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -168,6 +181,7 @@ def evaluate_retrieval(
         ignore_identical_ids=ignore_identical_ids,
         journal=journal,
         retriever_id=retriever_id,
+        judging=Judging(relevance_level, judged_only),
     )
     inline = not evaluation.prepared.is_async and max_concurrency in (None, 1) and timeout is None
     if inline:
@@ -202,6 +216,8 @@ async def evaluate_retrieval_async(
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -232,6 +248,7 @@ async def evaluate_retrieval_async(
         ignore_identical_ids=ignore_identical_ids,
         journal=journal,
         retriever_id=retriever_id,
+        judging=Judging(relevance_level, judged_only),
     )
     await evaluation.run_async()
     return _finish(evaluation)
@@ -257,6 +274,8 @@ def evaluate_run(
     k_values: Sequence[int] = DEFAULT_K_VALUES,
     metrics: Sequence[str] = DEFAULT_METRICS,
     ignore_identical_ids: bool = False,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -271,6 +290,9 @@ def evaluate_run(
     :param k_values: the rank cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param ignore_identical_ids: drop doc ids equal to the query id.
+    :param relevance_level: the smallest relevant grade (trec_eval ``-l``), as in
+        :func:`evaluate_retrieval`.
+    :param judged_only: rank only judged documents (trec_eval ``-J``).
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a query whose entry is no ranking (a string, a set, a number), a
@@ -283,7 +305,12 @@ def evaluate_run(
     0.5
     """
     plan = plan_queries(
-        qrels, None, k_values=k_values, metrics=metrics, ignore_identical_ids=ignore_identical_ids
+        qrels,
+        None,
+        k_values=k_values,
+        metrics=metrics,
+        ignore_identical_ids=ignore_identical_ids,
+        judging=Judging(relevance_level, judged_only),
     )
     sheet = ScoreSheet(plan, parameters={})
     add, add_scores = sheet.add_ranking, sheet.add_scores

@@ -31,6 +31,7 @@ __all__ = [
     "CliError",
     "Handler",
     "Table",
+    "add_judging_options",
     "add_metric_options",
     "add_output_options",
     "check_names",
@@ -154,6 +155,32 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
         )
 
 
+def parse_level(text: str) -> int:
+    """Parse ``--relevance-level``: an integer >= 1.
+
+    :raises argparse.ArgumentTypeError: for anything else.
+    """
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--relevance-level`` and ``--judged-only``: trec_eval's ``-l`` and ``-J``."""
+    parser.add_argument(
+        "--relevance-level",
+        type=parse_level,
+        metavar="N",
+        help="the smallest grade that counts as relevant, as trec_eval -l (default: any grade "
+        "> 0); nDCG ignores it, as trec_eval does",
+    )
+    parser.add_argument(
+        "--judged-only",
+        action="store_true",
+        help="rank only judged documents, as trec_eval -J",
+    )
+
+
 def add_metric_options(parser: argparse.ArgumentParser, *, cutoffs: bool, default: str) -> None:
     """Add ``--metrics``, ``--per-query`` and, for ranked retrieval, ``--k``.
 
@@ -168,6 +195,7 @@ def add_metric_options(parser: argparse.ArgumentParser, *, cutoffs: bool, defaul
             metavar="K[,K...]",
             help="rank cutoffs, comma-separated (default: 1,5,10,100)",
         )
+        add_judging_options(parser)
     parser.add_argument(
         "--metrics",
         type=parse_names,
@@ -208,6 +236,10 @@ def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
         options["k_values"] = args.k
     if args.metrics is not None:
         options["metrics"] = args.metrics
+    if getattr(args, "relevance_level", None) is not None:
+        options["relevance_level"] = args.relevance_level
+    if getattr(args, "judged_only", False):
+        options["judged_only"] = True
     return options
 
 

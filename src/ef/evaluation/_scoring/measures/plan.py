@@ -102,6 +102,11 @@ class MeasurePlan:
                 )
         return dict(zip(self.keys, values, strict=True))
 
+    @staticmethod
+    def mean(values: Sequence[float]) -> float:
+        """The plain mean, summed left to right as every mean of a report is."""
+        return aggregate(values, "mean")
+
     def aggregate(self, key: str, values: Sequence[float]) -> float:
         """``report.metrics[key]`` from its per-query ``values`` (planned order)."""
         return aggregate(values, self.aggregation.get(key, "mean"))
