@@ -111,6 +111,60 @@ def ir_measures_call(
     return {names[str(measure)]: float(value) for measure, value in means.items()}
 
 
+def full_set_cases(workload: workloads.Workload) -> dict[str, tuple[str, Callable[[], Means]]]:
+    """Every numeric trec_eval measure (93 values per query): ef on ranked lists and on scored
+    dicts, pytrec_eval on its native dicts; the means of three shared keys are compared."""
+    import pytrec_eval
+
+    from ef.evaluation import evaluate_run
+    from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+
+    names = [family.name for family in TREC_FAMILIES]
+    measures = set(pytrec_eval.supported_measures) - {"runid", "relstring"}
+    shared = {"ndcg@10": "ndcg_cut_10", "recall@100": "recall_100", "map@1000": "map_cut_1000"}
+
+    def ef_full(run: Mapping[str, Any]) -> Means:
+        report = evaluate_run(run, workload.qrels, metrics=names)
+        return {key: report.metrics[trec] for key, trec in shared.items()}
+
+    def pytrec_eval_full() -> Means:
+        evaluator = pytrec_eval.RelevanceEvaluator(workload.qrels_int, measures)
+        per_query = evaluator.evaluate(workload.scored())
+        return {
+            key: pytrec_eval.compute_aggregated_measure(
+                trec, [values[trec] for values in per_query.values()]
+            )
+            for key, trec in shared.items()
+        }
+
+    scored = workload.scored()
+    return {
+        "ef · every trec_eval measure": (
+            "ranked id lists, 93 values/query",
+            lambda: ef_full(workload.ranked),
+        ),
+        "ef · every trec_eval measure, scored": (
+            "{doc: score}, best first, 93 values/query",
+            lambda: ef_full(scored),
+        ),
+        "pytrec_eval · every measure": ("{doc: score}, best first", pytrec_eval_full),
+    }
+
+
+def full_set_targets(result: Mapping[str, Any]) -> list[Target]:
+    """The full measure set's speed targets, as ratios of medians."""
+    median = {row["tool"]: row["median"] for row in result["rows"]}
+    full = median["pytrec_eval · every measure"]
+    ranked = median["ef · every trec_eval measure"]
+    scored = median["ef · every trec_eval measure, scored"]
+    default = median["ef · full default set"]
+    return [
+        ("pytrec_eval ÷ ef, every measure, ranked lists", full / ranked, 3.0, False),
+        ("pytrec_eval ÷ ef, every measure, scored dicts", full / scored, 2.0, False),
+        ("pytrec_eval (common set) ÷ ef default set", median["pytrec_eval"] / default, 10.0, False),
+    ]
+
+
 def cases(workload: workloads.Workload) -> dict[str, tuple[str, Callable[[], Means]]]:
     """Every timed call: label → (input it gets, the call)."""
     scored, shuffled = workload.scored(), workload.scored_shuffled()
@@ -130,6 +184,7 @@ def cases(workload: workloads.Workload) -> dict[str, tuple[str, Callable[[], Mea
         ),
         "ranx · warm": ("{doc: score}, best first", lambda: ranx_call(scored, qrels_int)),
         "ir_measures": ("{doc: score}, best first", lambda: ir_measures_call(scored, qrels_int)),
+        **full_set_cases(workload),
     }
 
 
@@ -261,6 +316,7 @@ def targets(result: Mapping[str, Any]) -> list[Target]:
             1.5,
             False,
         ),
+        *full_set_targets(result),
     ]
 
 

@@ -53,12 +53,12 @@ def test_the_options_join_scoring_and_running_each_declared_once():
 def test_a_new_field_is_a_keyword_recorded_in_the_manifest_by_default():
     @attrs.frozen(kw_only=True, slots=False)
     class Extended(ScoringOptions):
-        relevance_level: int = attrs.field(default=1, metadata=role())
+        cutoff_weight: int = attrs.field(default=1, metadata=role())
 
-    assert Extended.keywords()["relevance_level"] == 1
-    options = Extended.from_keywords({**ScoringOptions.keywords(), "relevance_level": 2})
-    assert options.recorded() == {"relevance_level": 2}
-    with pytest.raises(KeyError, match="relevance_level"):
+    assert Extended.keywords()["cutoff_weight"] == 1
+    options = Extended.from_keywords({**ScoringOptions.keywords(), "cutoff_weight": 2})
+    assert options.recorded() == {"cutoff_weight": 2}
+    with pytest.raises(KeyError, match="cutoff_weight"):
         Extended.from_keywords(ScoringOptions.keywords())  # not in the signature yet: loud
 
 
@@ -108,3 +108,14 @@ def test_the_journal_fingerprint_is_unchanged_by_the_options_object(tmp_path):
         "limit": 2,
         "retriever": "r",
     }
+
+
+def test_the_judging_options_are_scoring_fields_recorded_by_the_plan_never_journal_keys():
+    fields = {field.name: field for field in attrs.fields(ScoringOptions)}
+    assert {"relevance_level", "judged_only"} <= fields.keys()
+    options = EvaluationOptions(relevance_level=2, judged_only=True, limit=3, retriever_id="r")
+    assert options.journal_keys() == {"limit": 3, "retriever": "r"}
+    assert options.judging.relevance_level == 2 and options.judging.judged_only
+    report = evaluate_retrieval(retriever, QRELS, QUERIES, k_values=(1, 2), relevance_level=1)
+    assert report.manifest["parameters"]["relevance_level"] == 1
+    assert report.manifest["parameters"]["judged_only"] is False

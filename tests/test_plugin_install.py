@@ -17,15 +17,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytrec_eval
 
-from oracle import as_trec_run, trec_eval_values
+from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+from oracle import trec_eval_values
 from plugin_venvs import FIXTURES, ROOT, build_venv, environment, outside_checkout, run
 
 EXAMPLE = ROOT / "plugins" / "ef-evaluation-extra-metrics"
 FAULTY = ("broken_import", "misspelled_hook", "raising_hook")
 BUILTIN_METRICS = ["map", "mrr", "ndcg", "precision", "recall"]
-EXTRA_METRICS = ["hit_rate", "r_precision", "bpref", "judged"]
+# Every name the core registers: its five, every trec_eval family, and the measures the example
+# plugin used to carry.
+BUILTIN_NAMES = [
+    *BUILTIN_METRICS,
+    *(family.name for family in TREC_FAMILIES),
+    "hit_rate",
+    "judged",
+    "r_precision",
+]
+EXTRA_METRICS = ["rbp"]
 K_VALUES = (1, 3, 5)
 
 QRELS = {
@@ -139,7 +148,7 @@ def no_plugins(venv_python: Path) -> dict[str, Any]:
 def selected_plugins(venv_python: Path) -> dict[str, Any]:
     # One entry-point name, one distribution name, one name nothing has.
     selection = "extra_metrics, ef-evaluation-raising-hook ,no_such_plugin"
-    return probe(venv_python, selection, ["ndcg", "bpref"])
+    return probe(venv_python, selection, ["ndcg", "rbp"])
 
 
 def plugin_warnings(result: Mapping[str, Any], needle: str) -> list[str]:
@@ -154,19 +163,16 @@ def third_party(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def trec_eval_expected(metrics: Sequence[str]) -> dict[str, dict[str, float]]:
     """pytrec_eval's values for the scored queries, keyed like ef's reports: the built-in
-    ``metrics`` and the example plugin's (judged@k, which trec_eval lacks, counted directly)."""
+    ``metrics`` and the example plugin's (rank-biased precision, which trec_eval lacks, summed
+    by its definition)."""
     scored = {q: r for q, r in QRELS.items() if any(grade > 0 for grade in r.values())}
     expected = trec_eval_values(RANKINGS, scored, metrics, K_VALUES)
-    measures = {"success." + ",".join(map(str, K_VALUES)), "Rprec", "bpref"}
-    evaluator = pytrec_eval.RelevanceEvaluator(scored, measures)
-    values = evaluator.evaluate({q: as_trec_run(RANKINGS[q]) for q in scored})
     for q, row in expected.items():
+        top = list(dict.fromkeys(RANKINGS[q]))
         for k in K_VALUES:
-            row[f"hit_rate@{k}"] = values[q][f"success_{k}"]
-            top = list(dict.fromkeys(RANKINGS[q]))[:k]
-            row[f"judged@{k}"] = sum(doc_id in QRELS[q] for doc_id in top) / k
-        row["r_precision"] = values[q]["Rprec"]
-        row["bpref"] = values[q]["bpref"]
+            row[f"rbp@{k}"] = sum(
+                0.2 * 0.8**i for i, doc_id in enumerate(top[:k]) if QRELS[q].get(doc_id, 0) > 0
+            )
     return expected
 
 
@@ -180,7 +186,7 @@ def test_the_example_plugin_comes_from_its_installed_distribution(all_plugins):
 
 
 def test_the_example_metrics_are_in_retrieval_metrics(all_plugins):
-    assert all_plugins["metric_names"] == [*BUILTIN_METRICS, *EXTRA_METRICS]
+    assert all_plugins["metric_names"] == [*BUILTIN_NAMES, *EXTRA_METRICS]
     for name in EXTRA_METRICS:
         assert all_plugins["metric_plugins"][name] == "extra_metrics"
 
@@ -245,7 +251,7 @@ def test_faulty_plugins_cause_no_other_warning(all_plugins):
 
 def test_an_empty_selection_loads_only_the_builtins(no_plugins):
     assert third_party(no_plugins) == {}
-    assert no_plugins["metric_names"] == BUILTIN_METRICS
+    assert no_plugins["metric_names"] == BUILTIN_NAMES
     assert no_plugins["warnings"] == []
     expected = trec_eval_expected(BUILTIN_METRICS)
     for q, values in no_plugins["per_query"].items():
@@ -255,7 +261,7 @@ def test_an_empty_selection_loads_only_the_builtins(no_plugins):
 
 def test_a_selection_loads_only_the_named_plugins(selected_plugins):
     assert set(third_party(selected_plugins)) == {"extra_metrics", "raising_hook"}
-    assert selected_plugins["metric_names"] == [*BUILTIN_METRICS, *EXTRA_METRICS]
+    assert selected_plugins["metric_names"] == [*BUILTIN_NAMES, *EXTRA_METRICS]
     # The others are not even imported, so they cannot warn.
     assert plugin_warnings(selected_plugins, "broken_import") == []
     assert plugin_warnings(selected_plugins, "misspelled_hook") == []

@@ -67,10 +67,12 @@ from ef.evaluation._json import loads_strict
 from ef.evaluation._plugins.active import (
     RETRIEVAL_METRICS,
     list_plugins,
+    measure_catalogue,
     read_dataset,
     read_trec_run,
     registry,
 )
+from ef.evaluation._plugins.catalogue import MeasureInfo
 from ef.evaluation._plugins.hookspecs import hookimpl
 from ef.evaluation._plugins.registry import (
     DatasetReader,
@@ -138,6 +140,7 @@ __all__ = [
     "IncompleteEvaluationWarning",
     "JournalCorruptError",
     "JournalMismatchError",
+    "MeasureInfo",
     "Normalization",
     "PairedComparison",
     "PluginInfo",
@@ -173,6 +176,7 @@ __all__ = [
     "journal_to_trec_run",
     "list_plugins",
     "loads_strict",
+    "measure_catalogue",
     "ndcg_at_k",
     "optimize_fusion",
     "precision_at_k",

@@ -1,9 +1,10 @@
-"""The five built-in trec_eval metrics, as a hook module."""
+"""The built-in metrics, as a hook module: ef's five, then every trec_eval measure."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ef.evaluation._builtins.trec_measures import register_measures
 from ef.evaluation._plugins.hookspecs import hookimpl
 from ef.evaluation._scoring import metrics as _metrics
 from ef.evaluation._scoring import ranked as _scoring
@@ -42,3 +43,4 @@ def ef_evaluation_register_metrics(register: Callable[..., None]) -> None:
         all_cutoffs=_scoring.recall_all,
         description="relevant docs in the top k / R (trec_eval recall)",
     )
+    register_measures(register)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._plugins import metric_for_key
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -23,6 +25,8 @@ def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
     cutoffs: list[int] = []
     for key in metrics:
         name, at, cutoff = key.partition("@")
+        if not at:
+            name = metric_for_key(key) or key  # a trec_eval key: P_10 is P's
         if at:
             if not cutoff.isdigit() or int(cutoff) < 1:
                 raise ValueError(f"metric {key!r}: the cutoff after '@' must be an int >= 1")
@@ -58,7 +62,11 @@ def _shown(ids: Sequence[str]) -> str:
 
 
 def _per_query(
-    name: str, system: object, qrels: Qrels | None, metrics: Sequence[str]
+    name: str,
+    system: object,
+    qrels: Qrels | None,
+    metrics: Sequence[str],
+    judging: Mapping[str, Any],
 ) -> Mapping[str, Mapping[str, float | None]]:
     """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
     if isinstance(system, RagEvalReport):
@@ -82,7 +90,7 @@ def _per_query(
         raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
     names, cutoffs = _metric_plan(metrics)
     run: Run = system
-    report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names)
+    report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names, **judging)
     for key in metrics:
         if key not in report.metrics:
             # The keys the plan produced instead are its own doing: name the rule, not them.
@@ -171,6 +179,8 @@ def compare(
     seed: int = 0,
     alpha: float = 0.05,
     confidence_level: float = 0.95,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> ComparisonReport:
     """Compare systems with a baseline on per-query values, with paired significance tests.
 
@@ -211,6 +221,8 @@ def compare(
     :param seed: the seed of the random tests.
     :param alpha: the significance level.
     :param confidence_level: the coverage of the bootstrap interval.
+    :param relevance_level: the smallest relevant grade when scoring runs (trec_eval ``-l``).
+    :param judged_only: rank only judged documents when scoring runs (trec_eval ``-J``).
     :raises ValueError: for an unknown baseline, test, correction or metric, a run without
         ``qrels``, or systems that do not all have the same queries and metrics.
     :raises TypeError: for a system that is neither a report nor a run, or a mix of RAG
@@ -234,7 +246,8 @@ def compare(
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
     _check_options(systems, baseline, metrics, tests, correction, alpha)
     names = [baseline, *(name for name in systems if name != baseline)]
-    per_query = {name: _per_query(name, systems[name], qrels, metrics) for name in names}
+    judging = {"relevance_level": relevance_level, "judged_only": judged_only}
+    per_query = {name: _per_query(name, systems[name], qrels, metrics, judging) for name in names}
     n_queries, paired = _paired_values(per_query, metrics)
 
     rows: list[PairedComparison] = []

@@ -15,6 +15,8 @@ from ef.evaluation._io import trec as _trec
 from ef.evaluation._io.builtin_datasets import builtin_name, resolve_builtin
 from ef.evaluation._io.files import PathArg
 from ef.evaluation._plugins.calls import check_dataset, stdout_to_stderr
+from ef.evaluation._plugins.catalogue import MeasureInfo, describe_metric
+from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
 from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
@@ -25,6 +27,8 @@ __all__ = [
     "adapt_retriever",
     "list_plugins",
     "lookup_metrics",
+    "measure_catalogue",
+    "metric_for_key",
     "rag_metric_functions",
     "read_dataset",
     "read_trec_run",
@@ -141,6 +145,24 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     return _trec.read_trec_run(path, HOST.trec_run_parser())
 
 
+def measure_catalogue() -> dict[str, MeasureInfo]:
+    """Every registered retrieval metric as a measure: report keys, parameters, aggregation,
+    source of truth and plugin, by the name asked for in ``metrics=``.
+
+    >>> catalogue = measure_catalogue()
+    >>> catalogue['P'].keys[:3], catalogue['P'].source
+    (('P_5', 'P_10', 'P_15'), 'trec_eval m_P.c')
+    >>> catalogue['gm_map'].aggregation, catalogue['ndcg'].keys  # ndcg: ndcg@k at each k
+    ('geometric', None)
+    """
+    return {name: describe_metric(metric) for name, metric in HOST.registry.metrics.items()}
+
+
+def metric_for_key(key: str) -> str | None:
+    """The registered metric whose report keys include ``key`` (``P_10`` → ``P``), if any."""
+    return _metric_for_key(HOST.registry.metrics, key)
+
+
 def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
     """The registered metrics named in ``names``, in order; unknown names raise ValueError."""
     if isinstance(names, str):
@@ -150,7 +172,7 @@ def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
     if unknown:
         raise ValueError(
             f"unknown metric name(s) {', '.join(map(repr, unknown))}; "
-            f"available: {', '.join(sorted(metrics))}"
+            f"available: {', '.join(metrics)}"  # registration order: ef's own first
         )
     return [metrics[name] for name in dict.fromkeys(names)]
 

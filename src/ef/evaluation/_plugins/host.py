@@ -38,7 +38,7 @@ from ef.evaluation._version import library_version
 __all__ = ["ENV_SELECT", "BuiltinLoader", "PluginHost"]
 
 ENV_SELECT = "EF_EVALUATION_PLUGINS"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")  # 11pt_avg starts with a digit
 
 
 BuiltinLoader: TypeAlias = Callable[[], Sequence[tuple[str, object]]]

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
 __all__ = [
@@ -35,6 +36,9 @@ class RetrievalMetric:
     :param all_cutoffs: optionally ``all_cutoffs(summary, ks) -> [float, ...]``, every cutoff at
         once from the scoring core's :class:`RankingSummary` (``ks`` ascending).
     :param cutoff: ``False`` for metrics reported without ``@k`` (R-precision, bpref).
+    :param family: for a trec_eval measure family, its keys, parameters, aggregation and
+        source; the scoring core then computes it from the query's facts and reports its own
+        keys (``P_5``), not ``name@k``.
     """
 
     name: str
@@ -43,6 +47,7 @@ class RetrievalMetric:
     cutoff: bool = True
     description: str = ""
     plugin: str = ""
+    family: Family | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -148,11 +153,14 @@ def make_metric(
     cutoff: bool = True,
     description: str = "",
     plugin: str,
+    family: Family | None = None,
 ) -> RetrievalMetric:
     _check_callable(name, fn, "the metric function")
     if all_cutoffs is not None:
         _check_callable(name, all_cutoffs, "all_cutoffs")
-    return RetrievalMetric(name, fn, all_cutoffs, bool(cutoff), description, plugin)
+    if family is not None and not isinstance(family, Family):
+        raise TypeError(f"{name!r}: family must be a measure Family, got {type(family).__name__}")
+    return RetrievalMetric(name, fn, all_cutoffs, bool(cutoff), description, plugin, family=family)
 
 
 def make_rag_metric(name: str, fn: RagMetricFn, *, description: str = "", plugin: str) -> RagMetric:

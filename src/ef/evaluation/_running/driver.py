@@ -50,6 +50,7 @@ def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions)
         metrics=lookup_metrics(options.metrics),
         k_values=options.k_values,
         ignore_identical_ids=options.ignore_identical_ids,
+        judging=options.judging,
     )
 
 

@@ -74,6 +74,8 @@ def evaluate_retrieval(
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -120,7 +122,12 @@ def evaluate_retrieval(
         cannot be run and is skipped.
     :param k_values: the rank cutoffs to evaluate at.
     :param metrics: which metrics to compute — any of ``ndcg`` / ``recall`` / ``precision`` /
-        ``mrr`` / ``map``, or a plugin's.
+        ``mrr`` / ``map`` (each at every cutoff of ``k_values``), any trec_eval measure by its
+        trec_eval name (``P``, ``ndcg_cut``, ``recip_rank``, ``set_F`` …, reported under
+        pytrec_eval's keys at trec_eval's default parameters; ``trec_map``, ``trec_ndcg`` and
+        ``trec_recall`` for trec_eval's ``map``, ``ndcg`` and ``recall``), or a plugin's. A
+        measure without a cutoff sees the ranking as retrieved, ``limit`` deep:
+        ``report.manifest["ranking_depth"]`` says how deep that was.
     :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise
         it when sources segment into many pieces (de-duplication to source level can otherwise
         shorten the ranking). The built-in index (``ingest``) is asked for documents, each at
@@ -150,6 +157,11 @@ def evaluate_retrieval(
         other qrels, queries, retriever or limit is refused.
     :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
         by default its ``retriever_id`` attribute or its qualified name.
+    :param relevance_level: the smallest grade that counts as relevant (trec_eval ``-l``);
+        ``None`` counts every grade ``> 0``. nDCG and the other gain-based measures ignore it,
+        as trec_eval does; a query with nothing relevant at the level is skipped.
+    :param judged_only: rank only judged documents (trec_eval ``-J``): a retrieved document
+        without a grade ``>= 0`` is dropped before ranks are counted.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -218,6 +230,8 @@ async def evaluate_retrieval_async(
     ignore_identical_ids: bool = False,
     journal: str | os.PathLike[str] | None = None,
     retriever_id: str | None = None,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -262,6 +276,8 @@ def evaluate_run(
     k_values: Sequence[int] = DEFAULT_K_VALUES,
     metrics: Sequence[str] = DEFAULT_METRICS,
     ignore_identical_ids: bool = False,
+    relevance_level: int | None = None,
+    judged_only: bool = False,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -276,6 +292,9 @@ def evaluate_run(
     :param k_values: the rank cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param ignore_identical_ids: drop doc ids equal to the query id.
+    :param relevance_level: the smallest relevant grade (trec_eval ``-l``), as in
+        :func:`evaluate_retrieval`.
+    :param judged_only: rank only judged documents (trec_eval ``-J``).
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a query whose entry is no ranking (a string, a set, a number), a

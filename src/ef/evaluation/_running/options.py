@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 import attrs
 
 from ef.evaluation._report.reports import QueryFailure
+from ef.evaluation._scoring.measures.summary import Judging
 
 if TYPE_CHECKING:
     from ef.evaluation._scoring.aggregate import Progress
@@ -125,11 +126,28 @@ class ScoringOptions:
     :param k_values: the rank cutoffs (checked by the scoring plan).
     :param metrics: the metric names, built-in or a plugin's.
     :param ignore_identical_ids: drop a doc whose id is the query's own id from each ranking.
+    :param relevance_level: the smallest grade that counts as relevant (trec_eval ``-l``);
+        ``None`` counts every grade ``> 0``.
+    :param judged_only: rank only the judged documents (trec_eval ``-J``).
+
+    The two judging options are recorded by the plan, and only when set, so that the manifest
+    of an evaluation that does not use them stays as it was. They change how rankings are
+    scored, not what is retrieved: no journal key.
     """
 
     k_values: Sequence[int] = attrs.field(default=DEFAULT_K_VALUES, metadata=role(recorded=False))
     metrics: Sequence[str] = attrs.field(default=DEFAULT_METRICS, metadata=role(recorded=False))
     ignore_identical_ids: bool = attrs.field(default=False, metadata=role(recorded=False))
+    relevance_level: int | None = attrs.field(default=None, metadata=role(recorded=False))
+    judged_only: bool = attrs.field(default=False, metadata=role(recorded=False))
+
+    @property
+    def judging(self) -> Judging:
+        """The judging options as the scoring plan takes them.
+
+        :raises ValueError: for a relevance level that is not an ``int >= 1``.
+        """
+        return Judging(self.relevance_level, self.judged_only)
 
     @classmethod
     def keywords(cls) -> dict[str, Any]:
@@ -151,8 +169,8 @@ class ScoringOptions:
         :raises KeyError: naming a keyword option the entry point does not take (a new field
             not yet in its signature).
 
-        >>> ScoringOptions.from_keywords({'run': {}, 'k_values': (10,), 'metrics': ('map',),
-        ...                               'ignore_identical_ids': False}).k_values
+        >>> arguments = {'run': {}, **ScoringOptions.keywords(), 'k_values': (10,)}
+        >>> ScoringOptions.from_keywords(arguments).k_values
         (10,)
         """
         return cls(**{name: arguments[name] for name in cls.keywords()})

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import reduce
-from operator import add, itemgetter
+from operator import itemgetter
 from typing import Any
 
 import attrs
@@ -65,9 +64,10 @@ class ScoreSheet:
         self.failures: dict[str, QueryFailure] = {}
         self.latency: dict[str, float] = {}
         self.short_rankings: list[str] = []
+        self.depth: dict[str, int] = {}
         self.parameters = dict(parameters)
         self._progress = progress
-        keys = plan.scoring.keys
+        keys = plan.keys
         self.primary_name = "ndcg@10" if "ndcg@10" in keys else (keys[0] if keys else None)
         self._primary_sum = 0.0
         self._started = time.perf_counter()
@@ -89,24 +89,39 @@ class ScoreSheet:
         """
         if self.plan.ignore_identical_ids:
             ranked = [doc_id for doc_id in ranked if doc_id != query_id]
-        summary: RankingSummary = summarize(
-            ranked,
-            self.plan.qrels[query_id],
-            unique=unique,
-            positives=self.plan.positives[query_id],
-        )
+        measures, positives = self.plan.measures, self.plan.positives[query_id]
+        summary: RankingSummary
+        if measures is not None:
+            facts = measures.facts_of_ranking(
+                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
+            )
+            self.depth[query_id] = facts.num_ret
+            summary = facts
+        else:
+            summary = summarize(
+                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
+            )
+            self.depth[query_id] = len(ranked)
         return self._keep(query_id, summary, retrieved, limit, latency)
 
     def add_scores(self, query_id: str, scores: Mapping[str, float]) -> dict[str, float]:
         """Score one query's ``{doc_id: score}``, in trec_eval's order, and keep its values."""
         drop_query_id = self.plan.ignore_identical_ids and query_id in scores
+        summary: RankingSummary
         try:
             if drop_query_id:
                 ranked = rank_by_score(scores)
+            elif self.plan.measures is not None:
+                facts = self.plan.measures.facts_of_scores(
+                    scores, self.plan.qrels[query_id], positives=self.plan.positives[query_id]
+                )
+                self.depth[query_id] = facts.num_ret
+                summary = facts
             else:
                 summary = summarize_scores(
                     scores, self.plan.qrels[query_id], positives=self.plan.positives[query_id]
                 )
+                self.depth[query_id] = len(scores)
         except ValueError as error:  # a NaN score has no place in an order
             error.add_note(f"in the scores of query {query_id!r}")
             raise
@@ -123,6 +138,8 @@ class ScoreSheet:
         latency: float | None,
     ) -> dict[str, float]:
         values = self.plan.scoring.score(summary, query_id)
+        if self.plan.measures is not None:
+            values.update(self.plan.measures.score(summary, query_id))  # type: ignore[arg-type]
         self.per_query[query_id] = values
         if latency is not None:
             self.latency[query_id] = latency
@@ -168,10 +185,11 @@ class ScoreSheet:
         metrics: dict[str, float] = {}
         if scored:
             rows = [self.per_query[query_id] for query_id in scored]
-            for key in self.plan.scoring.keys:
+            aggregate = self.plan.aggregate
+            for key in self.plan.keys:
                 # Left to right from 0.0, as a plain loop adds (builtin sum compensates on 3.12+,
                 # which would change the last digits between Python versions).
-                metrics[key] = reduce(add, map(itemgetter(key), rows), 0.0) / len(rows)
+                metrics[key] = aggregate(key, list(map(itemgetter(key), rows)))
         return RetrievalEvalReport(
             metrics=metrics,
             per_query={query_id: self.per_query[query_id] for query_id in scored},
@@ -184,6 +202,15 @@ class ScoreSheet:
             manifest=self.manifest(manifest or {}),
         )
 
+    def ranking_depth(self) -> dict[str, int] | None:
+        """The shallowest and deepest ranking scored: what measures without a cutoff saw."""
+        depths = [
+            self.depth[q] for q in self.plan.planned if q in self.depth and q in self.per_query
+        ]
+        if not depths:
+            return None
+        return {"shallowest": min(depths), "deepest": max(depths)}
+
     def manifest(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         """What produced the report: library version, parameters, input fingerprints."""
         return {
@@ -193,8 +220,10 @@ class ScoreSheet:
                 "k_values": list(self.plan.scoring.k_values),
                 "metrics": [metric.name for metric in self.plan.scoring.metrics],
                 "ignore_identical_ids": self.plan.ignore_identical_ids,
+                **self.plan.parameters(),
                 **self.parameters,
             },
+            "ranking_depth": self.ranking_depth(),
             "fingerprints": self.plan.digests(),
             **extra,
         }

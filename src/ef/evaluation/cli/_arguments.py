@@ -12,9 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "add_judging_options",
     "count",
     "keyword_defaults",
     "parse_cutoffs",
+    "parse_level",
     "parse_names",
     "positive_int",
     "retrieval_options",
@@ -104,6 +106,39 @@ def keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
+def parse_level(text: str) -> int:
+    """Parse ``--relevance-level``: an integer >= 1.
+
+    :raises argparse.ArgumentTypeError: for anything else.
+
+    >>> parse_level("2")
+    2
+    """
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--relevance-level`` and ``--judged-only``: trec_eval's ``-l`` and ``-J``.
+
+    Both are ``None`` when absent, so :func:`retrieval_options` leaves the library's defaults.
+    """
+    parser.add_argument(
+        "--relevance-level",
+        type=parse_level,
+        metavar="N",
+        help="the smallest grade that counts as relevant, as trec_eval -l (default: any grade "
+        "> 0); nDCG ignores it, as trec_eval does",
+    )
+    parser.add_argument(
+        "--judged-only",
+        action="store_true",
+        default=None,
+        help="rank only judged documents, as trec_eval -J",
+    )
+
+
 # Each flag's destination, and the keyword of the evaluation it gives.
 _KEYWORDS = {
     "k": "k_values",
@@ -113,6 +148,8 @@ _KEYWORDS = {
     "timeout": "timeout",
     "retries": "retries",
     "on_error": "on_error",
+    "relevance_level": "relevance_level",
+    "judged_only": "judged_only",
 }
 
 

@@ -24,9 +24,11 @@ from ef.evaluation import (
     registry,
 )
 from ef.evaluation.cli._arguments import (
+    add_judging_options,
     count,
     keyword_defaults,
     parse_cutoffs,
+    parse_level,
     parse_names,
     positive_int,
     retrieval_options,
@@ -47,6 +49,7 @@ __all__ = [
     "CliError",
     "Handler",
     "Table",
+    "add_judging_options",
     "add_metric_options",
     "add_output_options",
     "check_names",
@@ -56,6 +59,7 @@ __all__ = [
     "format_cell",
     "keyword_defaults",
     "parse_cutoffs",
+    "parse_level",
     "parse_names",
     "positive_int",
     "read_qrels",
@@ -160,6 +164,7 @@ def add_metric_options(
             metavar="K[,K...]",
             help=f"rank cutoffs, comma-separated (default: {_listed(defaults['k_values'])})",
         )
+        add_judging_options(parser)
     parser.add_argument(
         "--metrics",
         type=parse_names,

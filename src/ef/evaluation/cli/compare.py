@@ -31,6 +31,7 @@ from ef.evaluation import (
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
+    add_judging_options,
     add_output_options,
     check_names,
     parse_names,
@@ -83,6 +84,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="QRELS then TREC run files, or report JSON files",
     )
     parser.add_argument("--baseline", required=True, metavar="NAME", help="the baseline system")
+    add_judging_options(parser)
     parser.add_argument(
         "--metrics",
         type=parse_names,
@@ -298,6 +300,8 @@ def handle(args: argparse.Namespace) -> int:
         seed=args.seed,
         alpha=args.alpha,
         confidence_level=args.confidence,
+        relevance_level=args.relevance_level,
+        judged_only=bool(args.judged_only),
     )
     if args.format == "table":
         to_terminal = args.output in (None, "-") and sys.stdout.isatty()

@@ -1,0 +1,44 @@
+"""trec_eval's aggregates over queries: plain means, sums for counts, geometric means.
+
+Every measure is a plain mean over the scored queries except trec_eval's own aggregates, kept
+as trec_eval defines them (``meas_avg.c``):
+
+- ``gm_map`` and ``gm_bpref``: per query the AP or bpref value; over queries the geometric mean
+  with trec_eval's floor, ``exp(mean(log(max(value, 1e-5))))`` (``MIN_GEO_MEAN``);
+- ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``: summed.
+
+Sums run left to right from 0.0, in the planned order, as the core's means do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import reduce
+from operator import add
+
+from ef.evaluation._scoring.measures.family import Aggregation
+
+__all__ = ["MIN_GEO_MEAN", "aggregate"]
+
+MIN_GEO_MEAN = 0.00001
+"""trec_eval's floor under each value of a geometric mean, so one zero does not zero it all."""
+
+
+def aggregate(values: Sequence[float], how: Aggregation) -> float:
+    """The aggregate of per-query ``values``, as trec_eval forms it.
+
+    :param values: one value per scored query, in the planned order (at least one).
+    :param how: ``"mean"``, ``"sum"`` or ``"geometric"``.
+
+    >>> aggregate([0.5, 0.0], "geometric") == math.exp((math.log(0.5) + math.log(1e-5)) / 2)
+    True
+    >>> aggregate([3.0, 4.0], "sum")
+    7.0
+    """
+    if how == "sum":
+        return reduce(add, values, 0.0)
+    if how == "geometric":
+        logs = (math.log(value if value > MIN_GEO_MEAN else MIN_GEO_MEAN) for value in values)
+        return math.exp(reduce(add, logs, 0.0) / len(values))
+    return reduce(add, values, 0.0) / len(values)
