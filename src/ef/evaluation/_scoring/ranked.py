@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
 from ef.evaluation._scoring.metrics import check_cutoff
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.steps import Metric, MetricStep
@@ -210,27 +211,17 @@ def ndcg_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     return out
 
 
-def _hits_at(positions: list[int], ks: Sequence[int]) -> list[int]:
-    out: list[int] = []
-    j, n = 0, len(positions)
-    for k in ks:
-        while j < n and positions[j] < k:
-            j += 1
-        out.append(j)
-    return out
-
-
 def recall_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     """Recall at every cutoff in ``ks`` (trec_eval ``recall``)."""
     n_relevant = summary.n_relevant
     if n_relevant == 0:
         return [0.0] * len(ks)
-    return [hits / n_relevant for hits in _hits_at(summary.positions, ks)]
+    return [hits / n_relevant for hits in hits_at(summary.positions, ks)]
 
 
 def precision_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     """Precision at every cutoff in ``ks``, always divided by k (trec_eval ``P``)."""
-    return [hits / k for hits, k in zip(_hits_at(summary.positions, ks), ks, strict=True)]
+    return [hits / k for hits, k in zip(hits_at(summary.positions, ks), ks, strict=True)]
 
 
 def mrr_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
@@ -244,19 +235,7 @@ def mrr_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
 
 def map_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     """Average precision cut at every cutoff in ``ks``, divided by R (trec_eval ``map_cut``)."""
-    n_relevant = summary.n_relevant
-    if n_relevant == 0:
-        return [0.0] * len(ks)
-    positions = summary.positions
-    out: list[float] = []
-    total = 0.0
-    j, n = 0, len(positions)
-    for k in ks:
-        while j < n and positions[j] < k:
-            j += 1
-            total += j / (positions[j - 1] + 1)
-        out.append(total / n_relevant)
-    return out
+    return average_precision_at(summary.positions, summary.n_relevant, ks)
 
 
 # What the fused step of the built-in metrics computes, keyed by the form it stands in for.

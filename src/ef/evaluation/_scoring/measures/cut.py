@@ -8,26 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
 from ef.evaluation._scoring.measures.family import Family, cutoff_keys
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
-__all__ = ["CUTOFFS", "FAMILIES", "SUCCESS_CUTOFFS", "hits_at"]
+__all__ = ["CUTOFFS", "FAMILIES", "SUCCESS_CUTOFFS"]
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 """trec_eval's default cutoffs for P, recall, relative_P, map_cut and ndcg_cut."""
 SUCCESS_CUTOFFS = (1, 5, 10)
 """trec_eval's default cutoffs for success."""
-
-
-def hits_at(positions: Sequence[int], ks: Sequence[int]) -> list[int]:
-    """How many of the ascending ``positions`` fall within each ascending cutoff of ``ks``."""
-    out: list[int] = []
-    j, n = 0, len(positions)
-    for k in ks:
-        while j < n and positions[j] < k:
-            j += 1
-        out.append(j)
-    return out
 
 
 def precision(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
@@ -65,19 +55,7 @@ def success(facts: QueryFacts, ks: Sequence[int] = SUCCESS_CUTOFFS) -> list[floa
 
 def average_precision_cut(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
     """Average precision over the top k, divided by R (``m_map_cut.c``); 0 when R is 0."""
-    n_relevant = facts.n_relevant
-    if not n_relevant:
-        return [0.0] * len(ks)
-    positions = facts.positions
-    out: list[float] = []
-    total = 0.0
-    j, n = 0, len(positions)
-    for k in ks:
-        while j < n and positions[j] < k:
-            j += 1
-            total += j / (positions[j - 1] + 1)
-        out.append(total / n_relevant)
-    return out
+    return average_precision_at(facts.positions, facts.n_relevant, ks)
 
 
 def _trec_m_file(name: str) -> str:
