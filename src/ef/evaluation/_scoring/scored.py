@@ -45,7 +45,7 @@ def summarize_scores(
         positives = relevant_grades(relevant)
     if positives:
         try:
-            found = _scored_positions(scores, positives)
+            found = scored_positions(scores, positives)
         except TypeError:  # scores that are not numbers: let the careful way say what is wrong
             found = None
         if found is None:
@@ -58,10 +58,11 @@ def summarize_scores(
     )
 
 
-def _scored_positions(
+def scored_positions(
     scores: Mapping[str, float], positives: list[tuple[str, float]]
 ) -> list[tuple[int, float]] | None:
-    """``(rank, grade)`` of the scored relevant ids, ascending; ``None`` if a score is NaN."""
+    """``(rank, grade)`` of the scored ids of ``positives`` (``(doc_id, grade)`` pairs), ascending
+    by rank; ``None`` if a score is NaN."""
     get = scores.get
     hits = [
         (score, doc_id, grade) for doc_id, grade in positives if (score := get(doc_id)) is not None

@@ -25,7 +25,6 @@ ignore ``relevance_level``, as trec_eval does.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -33,13 +32,12 @@ import attrs
 from ef.evaluation._scoring.metrics import positive_grades
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.ranked import RankingSummary
+from ef.evaluation._scoring.scored import scored_positions
 
 __all__ = ["Judging", "QueryFacts", "facts_for", "facts_from_ranking", "facts_from_scores"]
 
+
 # Up to this many scored judged ids, one scan of the scores per id beats sorting them.
-_SCAN_LIMIT = 4
-
-
 def _check_level(value: object) -> int | None:
     if value is None:
         return None
@@ -210,9 +208,8 @@ def facts_from_scores(
     """
     if positives is None:
         positives = positive_grades(relevant)
-    values = scores.values()
     try:
-        total = sum(values)
+        total = sum(scores.values())
     except TypeError:  # not numbers: the careful order says what is wrong, or ranks them
         return facts_from_ranking(rank_by_score(scores), relevant, judging, unique=True)
     if total != total:  # a NaN, or infinities of both signs
@@ -223,41 +220,12 @@ def facts_from_scores(
             for doc_id, grade in relevant.items()
             if grade >= 0 and (score := scores.get(doc_id)) is not None
         }
-        values = scores.values()
-    get = scores.get
-    hits = [
-        (score, doc_id, grade)
-        for doc_id, grade in relevant.items()
-        if (score := get(doc_id)) is not None
-    ]
-    judged: list[tuple[int, float]] = []
-    if hits:
-        if len(hits) <= _SCAN_LIMIT:
-            for score, doc_id, grade in hits:
-                upper = [v for v in values if v >= score]
-                tied = upper.count(score)
-                position = len(upper) - tied
-                if tied > 1:
-                    position += _tied_above(scores, score, doc_id)
-                judged.append((position, grade))
-        else:
-            ascending = sorted(values)
-            n = len(ascending)
-            for score, doc_id, grade in hits:
-                at_or_below = bisect_right(ascending, score)
-                position = n - at_or_below
-                if at_or_below - bisect_left(ascending, score) > 1:
-                    position += _tied_above(scores, score, doc_id)
-                judged.append((position, grade))
-        judged.sort()
+    judged = scored_positions(scores, list(relevant.items()))
+    if judged is None:  # a NaN score: rank_by_score raises, naming its doc
+        return facts_from_ranking(rank_by_score(scores), relevant, judging, unique=True)
     return QueryFacts(
         None, relevant, judged, len(scores), judging, scores=scores, positives=positives
     )
-
-
-def _tied_above(scores: Mapping[str, float], score: float, doc_id: str) -> int:
-    """How many ids share ``score`` and rank above ``doc_id`` (trec_eval: larger ids first)."""
-    return sum(1 for d, v in scores.items() if v == score and d > doc_id)
 
 
 def facts_for(summary: RankingSummary, judging: Judging = DEFAULT_JUDGING) -> QueryFacts:
