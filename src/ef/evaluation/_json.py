@@ -87,13 +87,23 @@ def _check_encodable(value: Any) -> None:
         else:
             continue
         for string in strings:
-            try:
-                string.encode("utf-8")
-            except UnicodeEncodeError as error:
-                code = ord(string[error.start])
-                raise JsonProblem(
-                    f"a string holds a lone UTF-16 surrogate (\\u{code:04x})"
-                ) from None
+            code = lone_surrogate(string)
+            if code is not None:
+                raise JsonProblem(f"a string holds a lone UTF-16 surrogate (\\u{code:04x})")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The code point of the first lone UTF-16 surrogate in ``text`` (which UTF-8 cannot
+    encode), or None.
+
+    >>> lone_surrogate("ok"), hex(lone_surrogate("a\\ud800b"))
+    (None, '0xd800')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return ord(text[error.start])
+    return None
 
 
 def json_type(value: object) -> str:

@@ -15,7 +15,7 @@ from ef.evaluation._io.files import PathArg, find_line, format_number, open_text
 from ef.evaluation._io.lines import MAX_JSONL_LINE, bounded_lines, check_length, load_json_line
 from ef.evaluation._io.qrels import TSV_HEADER as _QRELS_HEADER
 from ef.evaluation._io.qrels import read_qrels
-from ef.evaluation._json import JsonProblem, json_type, loads_strict
+from ef.evaluation._json import JsonProblem, json_type, loads_strict, lone_surrogate
 from ef.evaluation._types import Corpus, Qrels, Queries
 
 __all__ = ["read_beir", "write_beir"]
@@ -253,13 +253,11 @@ def _check_texts(records: Mapping[str, str], name: str, kind: str) -> None:
 
 def _check_encodable(value: str, what: str) -> None:
     """Refuse a string holding a lone UTF-16 surrogate: UTF-8 cannot write it."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        code = ord(value[error.start])
+    code = lone_surrogate(value)
+    if code is not None:
         raise ValueError(
             f"{what} holds a lone surrogate (\\u{code:04x}); expected text UTF-8 can encode"
-        ) from None
+        )
 
 
 def _check_qrels(qrels: Qrels) -> None:

@@ -24,6 +24,7 @@ from ef.evaluation._io.files import (
 )
 from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
 from ef.evaluation._io.qrels import RUN, check_no_repeats, line_error, read_qrels
+from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
 from ef.evaluation._types import Qrels, Run
 
@@ -242,12 +243,10 @@ def _check_token(value: str, what: str, qid: str | None = None) -> None:
             f"{where}{what} {value!r} cannot be written to a TREC file; "
             "expected a non-empty id without whitespace"
         )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
+    if lone_surrogate(value) is not None:
         raise ValueError(
             f"{where}{what} {value!r} holds a lone surrogate; expected text UTF-8 can encode"
-        ) from None
+        )
 
 
 def _format_number(number: float, what: str, qid: str) -> str:
