@@ -18,6 +18,7 @@ from ef.evaluation._plugins.calls import check_dataset, stdout_to_stderr
 from ef.evaluation._plugins.catalogue import MeasureInfo, describe_metric
 from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
+from ef.evaluation._plugins.names import resolve_names
 from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
@@ -164,17 +165,13 @@ def metric_for_key(key: str) -> str | None:
 
 
 def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
-    """The registered metrics named in ``names``, in order; unknown names raise ValueError."""
-    if isinstance(names, str):
-        names = [names]
-    metrics = HOST.registry.metrics
-    unknown = [name for name in names if name not in metrics]
-    if unknown:
-        raise ValueError(
-            f"unknown metric name(s) {', '.join(map(repr, unknown))}; "
-            f"available: {', '.join(metrics)}"  # registration order: ef's own first
-        )
-    return [metrics[name] for name in dict.fromkeys(names)]
+    """The metrics to compute for ``names``, in order: registered names as they are, any
+    other notation (``nDCG@10``, ``ndcg_cut.10``, ``P(rel=2)@5``) as a measure reported under
+    the name as written.
+
+    :raises ValueError: for a name that parses nowhere; the message lists the closest names.
+    """
+    return resolve_names(names, HOST.registry.metrics)
 
 
 class _MetricsView(Mapping[str, Callable[..., float]]):

@@ -39,6 +39,8 @@ class RetrievalMetric:
     :param family: for a trec_eval measure family, its keys, parameters, aggregation and
         source; the scoring core then computes it from the query's facts and reports its own
         keys (``P_5``), not ``name@k``.
+    :param parameters: the keyword parameters ``fn`` takes, each with its default (an int, a
+        float or a str): ``name(p=0.5)@10`` calls ``fn(ranked, relevant, 10, p=0.5)``.
     """
 
     name: str
@@ -48,6 +50,7 @@ class RetrievalMetric:
     description: str = ""
     plugin: str = ""
     family: Family | None = attrs.field(default=None, kw_only=True)
+    parameters: Mapping[str, int | float | str] = attrs.field(factory=dict, kw_only=True)
 
 
 @attrs.frozen
@@ -154,13 +157,31 @@ def make_metric(
     description: str = "",
     plugin: str,
     family: Family | None = None,
+    parameters: Mapping[str, int | float | str] | None = None,
 ) -> RetrievalMetric:
     _check_callable(name, fn, "the metric function")
     if all_cutoffs is not None:
         _check_callable(name, all_cutoffs, "all_cutoffs")
     if family is not None and not isinstance(family, Family):
         raise TypeError(f"{name!r}: family must be a measure Family, got {type(family).__name__}")
-    return RetrievalMetric(name, fn, all_cutoffs, bool(cutoff), description, plugin, family=family)
+    declared = dict(parameters or {})
+    for key, default in declared.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise TypeError(f"{name!r}: parameter names must be identifiers, got {key!r}")
+        if isinstance(default, bool) or not isinstance(default, int | float | str):
+            raise TypeError(
+                f"{name!r}: parameter {key!r} needs a default int, float or str, got {default!r}"
+            )
+    return RetrievalMetric(
+        name,
+        fn,
+        all_cutoffs,
+        bool(cutoff),
+        description,
+        plugin,
+        family=family,
+        parameters=declared,
+    )
 
 
 def make_rag_metric(name: str, fn: RagMetricFn, *, description: str = "", plugin: str) -> RagMetric:

@@ -166,7 +166,10 @@ class QueryPlan:
         self.measures: MeasurePlan | None = (
             MeasurePlan(families, judging) if families or not judging.is_default else None
         )
-        self.keys: list[str] = [*self.scoring.keys, *(self.measures.keys if self.measures else ())]
+        # A name with an explicit cutoff (ndcg@10) may name a key k_values gives already: once.
+        self.keys: list[str] = list(
+            dict.fromkeys([*self.scoring.keys, *(self.measures.keys if self.measures else ())])
+        )
         relevant = judging.relevant
         no_relevant = (
             SKIP_NO_POSITIVE

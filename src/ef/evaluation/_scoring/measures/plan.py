@@ -91,8 +91,13 @@ class MeasurePlan:
             naming the key and the query.
         """
         values: list[float] = []
-        for family in self.families:
-            values.extend(family.compute(facts))
+        try:
+            for family in self.families:
+                values.extend(family.compute(facts))
+        except ValueError as error:
+            if query_id is not None:
+                error.add_note(f"for query {query_id!r}")
+            raise
         for key, value in zip(self.keys, values, strict=True):
             if value - value != 0.0:
                 where = "" if query_id is None else f" for query {query_id!r}"

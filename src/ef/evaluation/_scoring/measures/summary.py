@@ -34,7 +34,7 @@ from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.scored import scored_positions
 
-__all__ = ["Judging", "QueryFacts", "facts_for", "facts_from_ranking", "facts_from_scores"]
+__all__ = ["Judging", "QueryFacts", "at_level", "facts_for", "facts_from_ranking", "facts_from_scores"]
 
 
 # Up to this many scored judged ids, one scan of the scores per id beats sorting them.
@@ -233,3 +233,23 @@ def facts_for(summary: RankingSummary, judging: Judging = DEFAULT_JUDGING) -> Qu
     if isinstance(summary, QueryFacts):
         return summary
     return facts_from_ranking(summary.ranked, summary.relevant, judging, unique=True)
+
+
+def at_level(facts: QueryFacts, level: int) -> QueryFacts:
+    """The same facts with grades ``>= level`` relevant: ir_measures' ``rel=level``.
+
+    Only the relevance level changes; the ranking, the judgements and ``judged_only`` stay.
+
+    >>> facts = facts_from_ranking(['d1', 'x', 'd2'], {'d1': 1, 'd2': 2})
+    >>> at_level(facts, 2).positions, at_level(facts, 2).n_relevant
+    ([2], 1)
+    """
+    judging = Judging(level, facts.judging.judged_only)
+    return QueryFacts(
+        facts._ranked,
+        facts.relevant,
+        facts.judged,
+        facts.num_ret,
+        judging,
+        scores=facts._scores,
+    )

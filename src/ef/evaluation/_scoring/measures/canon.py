@@ -1,0 +1,237 @@
+"""The canonical measures every notation resolves to, with their parameters and sources.
+
+A notation (``nDCG@10``, ``ndcg_cut.10``, ``ndcg_cut_10``, ``ndcg@10``) names a
+:class:`Canon` at a cutoff with parameters: a :class:`Measure`. Two spellings of one measure are
+equal :class:`Measure` values, so an evaluation computes each measure once, whatever the spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ef.evaluation._scoring.measures import beyond, cut, gains, judged, sets, uncut
+from ef.evaluation._scoring.measures.family import Aggregation
+from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
+
+__all__ = ["CANON", "Canon", "Measure", "Param"]
+
+Compute = Callable[[QueryFacts, Any, Mapping[str, Any]], float]
+
+
+@attrs.frozen
+class Param:
+    """A parameter a canonical measure takes in ``Name(param=value)``.
+
+    :ivar name: as written, ``rel``, ``p``, ``dcg``.
+    :ivar kind: ``level`` (an int >= 1), ``persistence`` (a float strictly between 0 and 1) or
+        ``choice`` (one of ``choices``).
+    :ivar default: the value when not written; ``None``: the evaluation's own relevance rule.
+    :ivar description: one line.
+    """
+
+    name: str
+    kind: Literal["level", "persistence", "choice"]
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    description: str = ""
+
+    def convert(self, measure: str, raw: str) -> Any:
+        """The value of ``raw`` as written in ``measure``'s notation.
+
+        :raises ValueError: naming the measure and the parameter, for a value of the wrong kind.
+        """
+        if self.kind == "choice":
+            if raw not in self.choices:
+                raise ValueError(
+                    f"{measure}: {self.name} must be one of {', '.join(map(repr, self.choices))}, "
+                    f"got {raw!r}"
+                )
+            return raw
+        if self.kind == "level":
+            if not raw.isdigit() or not raw.isascii() or int(raw) < 1:
+                raise ValueError(f"{measure}: {self.name} must be an int >= 1, got {raw!r}")
+            return int(raw)
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0  # refused below, with the text as written
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{measure}: {self.name} must be a number in (0, 1), got {raw!r}")
+        return value
+
+
+REL = Param("rel", "level", description="the smallest grade counted relevant")
+P_PERSISTENCE = Param("p", "persistence", 0.8, description="the user's persistence")
+DCG = Param(
+    "dcg",
+    "choice",
+    "log2",
+    ("log2", "exp-log2"),
+    "gain: the grade (log2) or 2**grade - 1 (exp-log2)",
+)
+
+
+@attrs.frozen
+class Canon:
+    """One measure, whatever its spelling.
+
+    :ivar name: its canonical (ir_measures-style) name.
+    :ivar compute: ``compute(facts, cutoff, params) -> value`` for one query.
+    :ivar cutoff: whether ``@cutoff`` is ``required``, ``optional`` or ``none``.
+    :ivar fraction: the cutoff is a fraction (a recall level, a multiple of R), not a rank.
+    :ivar params: the parameters it takes.
+    :ivar aggregation: how its values aggregate over queries.
+    :ivar source: its source of truth.
+    :ivar description: one line on what it measures.
+    :ivar notations: examples of how it is written.
+    """
+
+    name: str
+    compute: Compute
+    cutoff: Literal["required", "optional", "none"]
+    params: tuple[Param, ...] = ()
+    fraction: bool = False
+    aggregation: Aggregation = "mean"
+    source: str = ""
+    description: str = ""
+    notations: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Measure:
+    """A canonical measure at a cutoff, with every parameter's value (defaults filled in).
+
+    :ivar canon: the canonical measure's name.
+    :ivar cutoff: the rank cutoff or fraction, ``None`` for the whole ranking.
+    :ivar params: ``(name, value)`` of every parameter, in the canon's order.
+    """
+
+    canon: str
+    cutoff: int | float | None
+    params: tuple[tuple[str, Any], ...]
+
+    def compute(self, facts: QueryFacts) -> float:
+        """The measure's value for one query's facts."""
+        params = dict(self.params)
+        level = params.get("rel")
+        if level is not None:
+            facts = at_level(facts, level)
+        return CANON[self.canon].compute(facts, self.cutoff, params)
+
+
+def _rel(fn: Callable[[QueryFacts, Any], float]) -> Compute:
+    return lambda facts, k, params: fn(facts, k)
+
+
+def _one(fn: Callable[..., list[float]]) -> Compute:
+    """A trec_eval family's function at one cutoff (or of none)."""
+    return lambda facts, k, params: fn(facts, [k])[0] if k is not None else fn(facts)[0]
+
+
+def _either(uncut_fn: Callable[..., list[float]], cut_fn: Callable[..., list[float]]) -> Compute:
+    return lambda facts, k, params: uncut_fn(facts)[0] if k is None else cut_fn(facts, [k])[0]
+
+
+def _ndcg(facts: QueryFacts, k: int | None, params: Mapping[str, Any]) -> float:
+    if params["dcg"] == "exp-log2":
+        return beyond.ndcg_exp(facts, k)
+    return gains.ndcg(facts)[0] if k is None else gains.ndcg_cut(facts, [k])[0]
+
+
+def _c(
+    name: str,
+    compute: Compute,
+    cutoff: Literal["required", "optional", "none"],
+    params: tuple[Param, ...],
+    source: str,
+    description: str,
+    notations: tuple[str, ...],
+    **more: Any,
+) -> Canon:
+    return Canon(name, compute, cutoff, params, source=source, description=description,
+                 notations=notations, **more)  # fmt: skip
+
+
+_TREC = "trec_eval"
+CANON: dict[str, Canon] = {
+    canon.name: canon
+    for canon in (
+        _c("P", _one(cut.precision), "required", (REL,), _TREC + " m_P.c",
+           "relevant documents in the top k, divided by k",
+           ("P@10", "P(rel=2)@5", "P.10", "P_10", "precision@10")),
+        _c("R", _one(cut.recall), "required", (REL,), _TREC + " m_recall.c",
+           "relevant documents in the top k, divided by R",
+           ("R@100", "recall.100", "recall_100", "recall@100", "Recall@100")),
+        _c("R_cap", _one(cut.relative_precision), "required", (REL,),
+           "BEIR recall_cap (trec_eval m_rel_P.c)",
+           "relevant documents in the top k, divided by min(k, R)",
+           ("R_cap@10", "relative_P.10", "relative_P_10")),
+        _c("Success", _one(cut.success), "required", (REL,), _TREC + " m_success.c",
+           "1 if a relevant document is in the top k, else 0",
+           ("Success@1", "success.1", "success_1", "hit_rate@1", "Accuracy@1")),
+        _c("AP", _either(uncut.average_precision, cut.average_precision_cut), "optional",
+           (REL,), _TREC + " m_map.c, m_map_cut.c",
+           "average precision (over the top k), divided by R",
+           ("AP", "AP(rel=2)", "AP@10", "map_cut.10", "map_cut_10", "map@10", "MAP@10")),
+        _c("RR", lambda f, k, p: uncut.reciprocal_rank(f)[0] if k is None
+           else beyond.reciprocal_rank_at(f, k), "optional", (REL,),
+           _TREC + " m_recip_rank.c", "1 / rank of the first relevant document (within k)",
+           ("RR", "RR@10", "mrr@10", "MRR@10")),
+        _c("nDCG", _ndcg, "optional", (DCG,),
+           "trec_eval m_ndcg.c, m_ndcg_cut.c; exp-log2: ranx ndcg_burges, gdeval",
+           "normalised discounted cumulative gain (of the top k)",
+           ("nDCG", "nDCG@10", "ndcg_cut.10", "ndcg_cut_10", "ndcg@10", "NDCG@10",
+            "nDCG(dcg='exp-log2')@10", "ndcg_burges@10")),
+        _c("Rprec", _one(uncut.r_precision), "none", (REL,), _TREC + " m_Rprec.c",
+           "relevant documents in the top R, divided by R", ("Rprec",)),
+        _c("Bpref", _one(judged.bpref), "none", (REL,), _TREC + " m_bpref.c",
+           "binary preference: relevant documents above judged non-relevant ones",
+           ("Bpref", "bpref")),
+        _c("infAP", _one(judged.inferred_average_precision), "none", (REL,),
+           _TREC + " m_infAP.c", "inferred average precision", ("infAP",)),
+        _c("Judged", _rel(beyond.judged_share), "optional", (), "ir_measures Judged",
+           "judged documents in the top k, divided by min(k, retrieved)", ("Judged@10",)),
+        _c("ERR", _rel(beyond.err), "required", (), "gdeval (ir_measures' gdeval provider)",
+           "expected reciprocal rank, grades 0-4 scaled by 2**4 as gdeval", ("ERR@20",)),
+        _c("RBP", lambda f, k, p: beyond.rbp(f, p["p"], k), "optional", (REL, P_PERSISTENCE),
+           "cwl_eval (Moffat and Zobel, TOIS 2008)",
+           "rank-biased precision, binary relevance", ("RBP", "RBP(rel=1,p=0.8)")),
+        _c("RBP_residual", lambda f, k, p: beyond.rbp_residual(f, p["p"], k), "optional",
+           (REL, P_PERSISTENCE), "Moffat and Zobel, TOIS 2008",
+           "RBP's residual: the weight of the unjudged ranks and of the tail",
+           ("RBP_residual(p=0.8)",)),
+        _c("F1", _rel(beyond.f1), "required", (REL,), "ranx f1",
+           "harmonic mean of precision@k and recall@k", ("F1@10", "f1@10")),
+        _c("Hits", _rel(beyond.hits), "required", (REL,), "ranx hits",
+           "relevant documents in the top k", ("Hits@10", "hits@10")),
+        _c("Hole", _rel(beyond.hole), "required", (), "BEIR hole",
+           "unjudged documents in the top k, divided by k", ("Hole@10",)),
+        _c("SetP", _one(sets.set_precision), "none", (REL,), _TREC + " m_set_P.c",
+           "relevant retrieved / retrieved", ("SetP", "set_P")),
+        _c("SetR", _one(sets.set_recall), "none", (REL,), _TREC + " m_set_recall.c",
+           "relevant retrieved / R", ("SetR", "set_recall")),
+        _c("SetF", _one(sets.set_f), "none", (REL,), _TREC + " m_set_F.c",
+           "harmonic mean of set precision and set recall", ("SetF", "set_F")),
+        _c("SetAP", _one(sets.set_average_precision), "none", (REL,), _TREC + " m_set_map.c",
+           "set precision times set recall", ("SetAP", "set_map")),
+        _c("NumRelRet", _one(sets.num_rel_ret), "none", (REL,), _TREC + " m_num_rel_ret.c",
+           "relevant documents retrieved (summed)", ("NumRelRet", "num_rel_ret"),
+           aggregation="sum"),
+        _c("NumRel", _one(sets.num_rel), "none", (REL,), _TREC + " m_num_rel.c",
+           "relevant documents (summed)", ("NumRel", "num_rel"), aggregation="sum"),
+        _c("NumRet", _one(sets.num_ret), "none", (), _TREC + " m_num_ret.c",
+           "documents retrieved (summed)", ("NumRet", "num_ret"), aggregation="sum"),
+        _c("NumQ", _one(sets.num_q), "none", (), _TREC + " m_num_q.c",
+           "queries scored (summed)", ("NumQ", "num_q"), aggregation="sum"),
+        _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL,),
+           _TREC + " m_iprec_at_recall.c", "interpolated precision at a recall level",
+           ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"), fraction=True),
+        _c("Rprec_mult", _one(uncut.r_precision_multiples), "required", (REL,),
+           _TREC + " m_Rprec_mult.c", "precision at a multiple of R",
+           ("Rprec_mult.0.20", "Rprec_mult_0.20"), fraction=True),
+    )
+}  # fmt: skip
+"""Every canonical measure, by name."""

@@ -1,0 +1,194 @@
+"""Reading the notations people already write for a measure.
+
+Three syntaxes, one set of measures (:data:`~ef.evaluation._scoring.measures.canon.CANON`):
+
+- ir_measures': ``Name(param=value,...)@cutoff`` — ``nDCG@10``, ``P(rel=2)@5``,
+  ``RBP(rel=1,p=0.8)``, ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.1``;
+- trec_eval's, with a dot or an underscore before the parameter (both are in use) —
+  ``ndcg_cut.10``, ``ndcg_cut_10``, ``P.5``, ``iprec_at_recall.0.10``;
+- ef's, ranx's and BEIR's ``name@k`` — ``ndcg@10``, ``ndcg_burges@10``, ``Recall@100``.
+
+A name registered as is (``ndcg``, ``P``, ``bpref``) is not a notation: the registry resolves it
+first. :func:`parse` only reads the syntax; :func:`measure_of` says which measure it names.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from ef.evaluation._scoring.measures.canon import CANON, Canon, Measure
+
+__all__ = ["Notation", "measure_of", "parse", "split_names"]
+
+_NAMED = re.compile(
+    r"(?P<name>[A-Za-z][A-Za-z0-9_]*)"
+    r"(?:\((?P<params>[^()]*)\))?"
+    r"(?:@(?P<cutoff>[0-9]+(?:\.[0-9]+)?))?"
+)
+_TREC = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*?)[._](?P<cutoff>[0-9]+(?:\.[0-9]+)?)")
+_PARAM = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*")
+
+_NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    **{name: (name, ()) for name in CANON},
+    # ef's and ranx's names, and BEIR's keys, all written ``name@k``.
+    "ndcg": ("nDCG", ()),
+    "NDCG": ("nDCG", ()),
+    "ndcg_burges": ("nDCG", (("dcg", "exp-log2"),)),
+    "precision": ("P", ()),
+    "recall": ("R", ()),
+    "Recall": ("R", ()),
+    "map": ("AP", ()),
+    "MAP": ("AP", ()),
+    "mrr": ("RR", ()),
+    "MRR": ("RR", ()),
+    "hit_rate": ("Success", ()),
+    "Accuracy": ("Success", ()),
+    "f1": ("F1", ()),
+    "hits": ("Hits", ()),
+}
+"""Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
+
+_TREC_NAMES = {
+    "P": "P",
+    "recall": "R",
+    "relative_P": "R_cap",
+    "success": "Success",
+    "map_cut": "AP",
+    "ndcg_cut": "nDCG",
+    "iprec_at_recall": "IPrec",
+    "Rprec_mult": "Rprec_mult",
+}
+"""trec_eval's families with a parameter, written ``family.parameter`` or ``family_parameter``."""
+
+
+@attrs.frozen
+class Notation:
+    """A name as the syntax reads it, before any measure is looked up.
+
+    :ivar name: the measure's name as written (``nDCG``, ``ndcg_cut``).
+    :ivar params: ``(key, value)`` as written, quotes removed.
+    :ivar cutoff: the text after ``@`` (or trec_eval's parameter), ``None`` if there is none.
+    :ivar trec: whether it is trec_eval's ``family.parameter`` / ``family_parameter`` spelling.
+    """
+
+    name: str
+    params: tuple[tuple[str, str], ...] = ()
+    cutoff: str | None = None
+    trec: bool = False
+
+
+def _params(text: str | None) -> tuple[tuple[str, str], ...] | None:
+    if text is None or not text.strip():
+        return ()
+    out: list[tuple[str, str]] = []
+    for part in text.split(","):
+        found = _PARAM.fullmatch(part)
+        if found is None or not found["value"]:
+            return None
+        value = found["value"]
+        if value[:1] in "'\"":
+            value = value[1:-1]
+        out.append((found["key"], value))
+    if len({key for key, _ in out}) != len(out):
+        return None
+    return tuple(out)
+
+
+def parse(text: str) -> list[Notation]:
+    """Every way ``text`` reads as a notation, most specific first (none: it is not one).
+
+    >>> parse("P(rel=2)@5")
+    [Notation(name='P', params=(('rel', '2'),), cutoff='5', trec=False)]
+    >>> [n.name for n in parse("ndcg_cut_10")]  # a plain name, or trec_eval's ndcg_cut at 10
+    ['ndcg_cut_10', 'ndcg_cut']
+    """
+    found: list[Notation] = []
+    trec = _TREC.fullmatch(text)
+    named = _NAMED.fullmatch(text)
+    if named is not None:
+        params = _params(named["params"])
+        if params is not None:
+            found.append(Notation(named["name"], params, named["cutoff"]))
+    if trec is not None:
+        found.append(Notation(trec["name"], (), trec["cutoff"], trec=True))
+    return found
+
+
+def _cutoff(canon: Canon, text: str | None, written: str) -> int | float | None:
+    if text is None:
+        if canon.cutoff == "required":
+            example = canon.notations[0] if canon.notations else f"{canon.name}@10"
+            raise ValueError(f"metric {written!r}: {canon.name} needs a cutoff, such as {example!r}")
+        return None
+    if canon.cutoff == "none":
+        raise ValueError(f"metric {written!r}: {canon.name} takes no cutoff; write {canon.name!r}")
+    if canon.fraction:
+        value = float(text)
+        if not 0.0 <= value <= 10.0:
+            raise ValueError(f"metric {written!r}: the fraction must be between 0 and 10")
+        return value
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"metric {written!r}: the cutoff must be an int >= 1, got {text!r}")
+    return int(text)
+
+
+def measure_of(notation: Notation, written: str) -> Measure | None:
+    """The measure ``notation`` names, or ``None`` when its name is no known measure.
+
+    :param written: the name as the user wrote it, for the error messages.
+    :raises ValueError: for a known measure with a wrong cutoff or parameter (naming it and
+        the parameters it takes).
+
+    >>> measure_of(parse("ndcg_cut.10")[-1], "ndcg_cut.10")
+    Measure(canon='nDCG', cutoff=10, params=(('dcg', 'log2'),))
+    """
+    if notation.trec:
+        canon_name = _TREC_NAMES.get(notation.name)
+        implied: tuple[tuple[str, str], ...] = ()
+    else:
+        canon_name, implied = _NAMES.get(notation.name, (None, ()))
+    if canon_name is None:
+        return None
+    canon = CANON[canon_name]
+    given = dict(notation.params)
+    taken = {param.name: param for param in canon.params}
+    unknown = [key for key in given if key not in taken]
+    if unknown:
+        takes = ", ".join(taken) or "no parameters"
+        raise ValueError(
+            f"metric {written!r}: {canon.name} takes {takes}; "
+            f"unknown parameter(s) {', '.join(map(repr, unknown))}"
+        )
+    given = {**dict(implied), **given}
+    params = tuple(
+        (name, param.convert(written, given[name]) if name in given else param.default)
+        for name, param in taken.items()
+    )
+    return Measure(canon.name, _cutoff(canon, notation.cutoff, written), params)
+
+
+def split_names(text: str) -> list[str]:
+    """Split a comma-separated list of names on the commas outside parentheses and quotes.
+
+    >>> split_names("nDCG@10, RBP(rel=1,p=0.8),P(rel=2)@5")
+    ['nDCG@10', 'RBP(rel=1,p=0.8)', 'P(rel=2)@5']
+    """
+    names: list[str] = []
+    depth, quote, start = 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "," and not depth:
+            names.append(text[start:i].strip())
+            start = i + 1
+    names.append(text[start:].strip())
+    return names
