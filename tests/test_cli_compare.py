@@ -193,7 +193,7 @@ def test_the_same_seed_gives_the_same_output(data, capsys):
     [
         (["--baseline", "nope"], "unknown baseline 'nope'; the systems are: bm25.txt, dense.txt"),
         (["--baseline", "bm25.txt", "--tests", "z-test"], "unknown test 'z-test'"),
-        (["--baseline", "bm25.txt", "--metrics", "ndgc@10"], "unknown metric 'ndgc'"),
+        (["--baseline", "bm25.txt", "--metrics", "ndgc@10"], "unknown metric 'ndgc@10'"),
         (["--baseline", "bm25.txt", "--alpha", "2"], "expected a number in (0, 1)"),
         (["--baseline", "bm25.txt", "--permutations", "0"], "expected an integer >= 1"),
     ],

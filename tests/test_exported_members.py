@@ -78,6 +78,7 @@ ADDED_NAMES = {
     "journal_to_trec_run",
     "list_plugins",
     "measure_catalogue",
+    "check_metrics",
     "read_dataset",
     "read_trec_qrels",
     "read_trec_run",

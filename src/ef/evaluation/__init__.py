@@ -66,6 +66,7 @@ from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec
 from ef.evaluation._json import loads_strict
 from ef.evaluation._plugins.active import (
     RETRIEVAL_METRICS,
+    check_metrics,
     list_plugins,
     measure_catalogue,
     read_dataset,
@@ -161,6 +162,7 @@ __all__ = [
     "Run",
     "as_ragas_dataset",
     "average_precision",
+    "check_metrics",
     "compare",
     "context_precision",
     "context_recall",

@@ -25,6 +25,8 @@ def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
     cutoffs: list[int] = []
     for key in metrics:
         name, at, cutoff = key.partition("@")
+        if at and metric_for_key(name) != name:
+            at = ""  # not ef's name@k: a notation (nDCG@10), computed under its own name
         if not at:
             name = metric_for_key(key) or key  # a trec_eval key: P_10 is P's
         if at:

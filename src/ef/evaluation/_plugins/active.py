@@ -15,17 +15,24 @@ from ef.evaluation._io import trec as _trec
 from ef.evaluation._io.builtin_datasets import builtin_name, resolve_builtin
 from ef.evaluation._io.files import PathArg
 from ef.evaluation._plugins.calls import check_dataset, stdout_to_stderr
-from ef.evaluation._plugins.catalogue import MeasureInfo, describe_metric
+from ef.evaluation._plugins.catalogue import (
+    MeasureInfo,
+    describe_canon,
+    describe_metric,
+    with_notations,
+)
 from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
-from ef.evaluation._plugins.names import resolve_names
+from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names
 from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
+from ef.evaluation._scoring.measures.canon import CANON
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
 __all__ = [
     "HOST",
     "RETRIEVAL_METRICS",
     "adapt_retriever",
+    "check_metrics",
     "list_plugins",
     "lookup_metrics",
     "measure_catalogue",
@@ -146,9 +153,13 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     return _trec.read_trec_run(path, HOST.trec_run_parser())
 
 
-def measure_catalogue() -> dict[str, MeasureInfo]:
+def measure_catalogue(*, notations: bool = False) -> dict[str, MeasureInfo]:
     """Every registered retrieval metric as a measure: report keys, parameters, aggregation,
     source of truth and plugin, by the name asked for in ``metrics=``.
+
+    With ``notations=True``, also every core measure known only by its notations (``nDCG``,
+    ``ERR``, ``RBP`` … under their ir_measures names), and each entry's ``notations`` and
+    ``options`` filled: every measure ``metrics=`` accepts, as ``ef-eval metrics`` lists them.
 
     >>> catalogue = measure_catalogue()
     >>> catalogue['P'].keys[:3], catalogue['P'].source
@@ -156,7 +167,16 @@ def measure_catalogue() -> dict[str, MeasureInfo]:
     >>> catalogue['gm_map'].aggregation, catalogue['ndcg'].keys  # ndcg: ndcg@k at each k
     ('geometric', None)
     """
-    return {name: describe_metric(metric) for name, metric in HOST.registry.metrics.items()}
+    metrics = HOST.registry.metrics
+    if not notations:
+        return {name: describe_metric(metric) for name, metric in metrics.items()}
+    catalogue = {
+        name: with_notations(describe_metric(metric), metric) for name, metric in metrics.items()
+    }
+    for name, canon in CANON.items():
+        if name not in catalogue:
+            catalogue[name] = describe_canon(canon, CORE_PLUGIN)
+    return catalogue
 
 
 def metric_for_key(key: str) -> str | None:
@@ -172,6 +192,22 @@ def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
     :raises ValueError: for a name that parses nowhere; the message lists the closest names.
     """
     return resolve_names(names, HOST.registry.metrics)
+
+
+def check_metrics(names: Sequence[str]) -> None:
+    """Check that every name in ``names`` is one ``metrics=`` accepts: a registered metric or a
+    notation of a measure (``nDCG@10``, ``ndcg_cut.10``, ``P(rel=2)@5``, ``rbp@10``).
+
+    :raises ValueError: for a name that parses nowhere (the message lists the closest names),
+        or a measure with a cutoff or parameter it does not take.
+
+    >>> check_metrics(["ndcg", "nDCG@10", "ndcg_cut_10", "RBP(rel=1,p=0.8)"])
+    >>> check_metrics(["nDGC@10"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown metric name(s) 'nDGC@10'; closest: 'nDCG@10', ...
+    """
+    resolve_names(names, HOST.registry.metrics)
 
 
 class _MetricsView(Mapping[str, Callable[..., float]]):

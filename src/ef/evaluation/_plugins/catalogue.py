@@ -12,9 +12,18 @@ from collections.abc import Mapping
 import attrs
 
 from ef.evaluation._plugins.registry import RetrievalMetric
+from ef.evaluation._scoring.measures.canon import CANON, Canon
 from ef.evaluation._scoring.measures.family import Aggregation
+from ef.evaluation._scoring.notation import TREC_NAMES
 
-__all__ = ["MeasureInfo", "describe_metric", "metric_for_key"]
+__all__ = [
+    "MeasureInfo",
+    "describe_canon",
+    "describe_metric",
+    "metric_for_key",
+    "notations_of",
+    "with_notations",
+]
 
 
 @attrs.frozen
@@ -30,6 +39,9 @@ class MeasureInfo:
     :ivar source: where its definition comes from.
     :ivar plugin: the plugin that registered it.
     :ivar description: one line on what it measures.
+    :ivar notations: how it may be written in ``metrics=`` (filled by
+        ``measure_catalogue(notations=True)``).
+    :ivar options: the named parameters it takes in ``Name(param=value)``, with their defaults.
     """
 
     name: str
@@ -39,6 +51,8 @@ class MeasureInfo:
     source: str
     plugin: str
     description: str
+    notations: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    options: tuple[str, ...] = attrs.field(default=(), kw_only=True)
 
 
 def describe_metric(metric: RetrievalMetric) -> MeasureInfo:
@@ -58,6 +72,57 @@ def describe_metric(metric: RetrievalMetric) -> MeasureInfo:
     return MeasureInfo(
         metric.name, keys, (), "mean", metric.plugin, metric.plugin, metric.description
     )
+
+
+def notations_of(metric: RetrievalMetric) -> tuple[str, ...]:
+    """How a registered metric may be written: its name, then its other spellings."""
+    name = metric.name
+    if metric.family is None:
+        if not metric.cutoff:
+            return (name,)
+        shown = ",".join(f"{key}={value!r}" for key, value in metric.parameters.items())
+        return (name, f"{name}@K") + ((f"{name}({shown})@K",) if shown else ())
+    trec = [key for key, canon in TREC_NAMES.items() if key == name or key == name[5:]]
+    if trec and metric.family.parameters:
+        return (name, f"{trec[0]}.X", f"{trec[0]}_X")
+    return (name,)
+
+
+def _options(canon: Canon) -> tuple[str, ...]:
+    return tuple(
+        f"{param.name}={param.default!r}: {param.description}"
+        if param.default is not None
+        else f"{param.name}: {param.description} (default: the evaluation's rule)"
+        for param in canon.params
+    )
+
+
+def describe_canon(canon: Canon, plugin: str) -> MeasureInfo:
+    """The catalogue entry of a core measure known by its notations (``nDCG@10``, ``ERR@20``)."""
+    cutoff = {"required": "cutoff required", "optional": "cutoff optional", "none": "no cutoff"}
+    kind = ", a fraction" if canon.fraction else ""
+    return MeasureInfo(
+        canon.name,
+        None,
+        (),
+        canon.aggregation,
+        canon.source,
+        plugin,
+        f"{canon.description} ({cutoff[canon.cutoff]}{kind})",
+        notations=canon.notations,
+        options=_options(canon),
+    )
+
+
+def with_notations(info: MeasureInfo, metric: RetrievalMetric) -> MeasureInfo:
+    """``info`` with the metric's notations, and those of the core measure of its name."""
+    notations = notations_of(metric)
+    canon = CANON.get(metric.name)
+    options = tuple(f"{k}={v!r}" for k, v in metric.parameters.items())
+    if canon is not None:
+        notations = tuple(dict.fromkeys((*notations, *canon.notations)))
+        options = _options(canon)
+    return attrs.evolve(info, notations=notations, options=options)
 
 
 def metric_for_key(metrics: Mapping[str, RetrievalMetric], key: str) -> str | None:

@@ -63,6 +63,23 @@ class QueryFailure(JsonReport):
     attempts: int = attrs.field(metadata=checked(count))
 
 
+def ndcg_keys(k: int) -> tuple[str, ...]:
+    """Every spelling of (linear-gain) nDCG at cutoff ``k``, ef's own first.
+
+    >>> ndcg_keys(10)[:3]
+    ('ndcg@10', 'nDCG@10', 'NDCG@10')
+    """
+    return (
+        f"ndcg@{k}",
+        f"nDCG@{k}",
+        f"NDCG@{k}",
+        f"ndcg_cut.{k}",
+        f"ndcg_cut_{k}",
+        f"nDCG(dcg='log2')@{k}",
+        f'nDCG(dcg="log2")@{k}',
+    )
+
+
 @attrs.frozen
 class RetrievalEvalReport(JsonReport):
     """The outcome of :func:`evaluate_retrieval` — metrics over a query set.
@@ -130,8 +147,12 @@ class RetrievalEvalReport(JsonReport):
         return self.primary_at(10)
 
     def primary_at(self, k: int) -> float | None:
-        """Mean NDCG at cutoff ``k`` — ``None`` if NDCG@``k`` was not computed."""
-        return self.metrics.get(f"ndcg@{k}")
+        """Mean NDCG at cutoff ``k`` — ``None`` if NDCG@``k`` was not computed.
+
+        Any spelling of it counts: ``ndcg@k``, ``nDCG@k``, ``ndcg_cut.k``, ``ndcg_cut_k`` …
+        """
+        metrics = self.metrics
+        return next((metrics[key] for key in ndcg_keys(k) if key in metrics), None)
 
     @property
     def latency_summary(self) -> dict[str, float] | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport
+from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport, ndcg_keys
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import RankingSummary, summarize
@@ -68,7 +68,8 @@ class ScoreSheet:
         self.parameters = dict(parameters)
         self._progress = progress
         keys = plan.keys
-        self.primary_name = "ndcg@10" if "ndcg@10" in keys else (keys[0] if keys else None)
+        primary = next((key for key in ndcg_keys(10) if key in keys), None)
+        self.primary_name = primary or (keys[0] if keys else None)
         self._primary_sum = 0.0
         self._started = time.perf_counter()
 

@@ -20,7 +20,7 @@ import attrs
 
 from ef.evaluation._scoring.measures.canon import CANON, Canon, Measure
 
-__all__ = ["Notation", "measure_of", "parse", "split_names"]
+__all__ = ["TREC_NAMES", "Notation", "measure_of", "parse"]
 
 _NAMED = re.compile(
     r"(?P<name>[A-Za-z][A-Za-z0-9_]*)"
@@ -50,7 +50,7 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 
-_TREC_NAMES = {
+TREC_NAMES = {
     "P": "P",
     "recall": "R",
     "relative_P": "R_cap",
@@ -145,7 +145,7 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     Measure(canon='nDCG', cutoff=10, params=(('dcg', 'log2'),))
     """
     if notation.trec:
-        canon_name = _TREC_NAMES.get(notation.name)
+        canon_name = TREC_NAMES.get(notation.name)
         implied: tuple[tuple[str, str], ...] = ()
     else:
         canon_name, implied = _NAMES.get(notation.name, (None, ()))
@@ -168,27 +168,3 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     )
     return Measure(canon.name, _cutoff(canon, notation.cutoff, written), params)
 
-
-def split_names(text: str) -> list[str]:
-    """Split a comma-separated list of names on the commas outside parentheses and quotes.
-
-    >>> split_names("nDCG@10, RBP(rel=1,p=0.8),P(rel=2)@5")
-    ['nDCG@10', 'RBP(rel=1,p=0.8)', 'P(rel=2)@5']
-    """
-    names: list[str] = []
-    depth, quote, start = 0, "", 0
-    for i, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(depth - 1, 0)
-        elif char == "," and not depth:
-            names.append(text[start:i].strip())
-            start = i + 1
-    names.append(text[start:].strip())
-    return names

@@ -73,15 +73,43 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
+def split_names(text: str) -> list[str]:
+    """Split on the commas outside parentheses and quotes, each name stripped.
+
+    >>> split_names("nDCG@10, RBP(rel=1,p=0.8),nDCG(dcg='a,b')@5")
+    ['nDCG@10', 'RBP(rel=1,p=0.8)', "nDCG(dcg='a,b')@5"]
+    """
+    names: list[str] = []
+    depth, quote, start = 0, "", 0
+    for i, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "," and not depth:
+            names.append(text[start:i].strip())
+            start = i + 1
+    names.append(text[start:].strip())
+    return names
+
+
 def parse_names(text: str) -> tuple[str, ...]:
     """Parse ``--metrics``: comma-separated names, duplicates dropped, order kept.
+
+    Commas inside parentheses or quotes belong to a name: ``RBP(rel=1,p=0.8),nDCG@10`` is two.
 
     :raises argparse.ArgumentTypeError: for an empty name.
 
     >>> parse_names("ndcg, recall,ndcg")
     ('ndcg', 'recall')
+    >>> parse_names("P(rel=2)@5,RBP(rel=1,p=0.8)")
+    ('P(rel=2)@5', 'RBP(rel=1,p=0.8)')
     """
-    names = [part.strip() for part in text.split(",")]
+    names = split_names(text)
     if not all(names):
         raise argparse.ArgumentTypeError(
             f"empty name in {text!r}; expected comma-separated names, e.g. ndcg,recall"

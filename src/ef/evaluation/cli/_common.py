@@ -10,6 +10,7 @@ should end the command with a one-line message raises :class:`CliError`.
 from __future__ import annotations
 
 import argparse
+import difflib
 import io
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,6 +20,7 @@ from ef.evaluation import (
     EvaluationError,
     Qrels,
     RetrievalEvalReport,
+    check_metrics,
     read_dataset,
     read_trec_qrels,
     registry,
@@ -130,17 +132,37 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
     >>> check_names(["ndcg", "ndgc"], ["ndcg", "recall"], "metric")
     Traceback (most recent call last):
     ...
-    ef.evaluation.cli._common.CliError: unknown metric 'ndgc'; available: ndcg, recall
+    ef.evaluation.cli._common.CliError: unknown metric 'ndgc'; closest: 'ndcg'; available: ndcg, recall
     """
     known = set(available)
     unknown = [name for name in names or () if name not in known]
+    if what == "metric":
+        unknown = _not_notations(unknown)
     if unknown:
         plural = "s" if len(unknown) > 1 else ""
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=5, cutoff=0.5)
+        closest = f"closest: {', '.join(map(repr, close))}; " if close else ""
         raise CliError(
-            f"unknown {what}{plural} {', '.join(map(repr, unknown))}; "
+            f"unknown {what}{plural} {', '.join(map(repr, unknown))}; {closest}"
             f"available: {', '.join(sorted(known))}",
             exit_code=EXIT_USAGE,
         )
+
+
+def _not_notations(names: Sequence[str]) -> list[str]:
+    """The names that are no notation of a measure either (``nDCG@10`` is one).
+
+    :raises CliError: for a known measure written with a cutoff or parameter it does not take.
+    """
+    unknown: list[str] = []
+    for name in names:
+        try:
+            check_metrics([name])
+        except ValueError as error:
+            if not str(error).startswith("unknown metric"):
+                raise CliError(str(error), exit_code=EXIT_USAGE) from None
+            unknown.append(name)
+    return unknown
 
 
 def _listed(values: Iterable[object]) -> str:
@@ -170,7 +192,7 @@ def add_metric_options(
         type=parse_names,
         metavar="NAME[,NAME...]",
         help=f"metrics to compute, comma-separated (default: {_listed(defaults['metrics'])}); "
-        "'ef-eval plugins' lists them all",
+        "any notation: nDCG@10, ndcg_cut.10, P(rel=2)@5; 'ef-eval metrics' lists them all",
     )
     parser.add_argument(
         "--per-query",

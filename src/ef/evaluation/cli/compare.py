@@ -224,8 +224,7 @@ def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, s
         )
     if len(inputs) < 2:
         raise CliError("give QRELS and at least one run file", exit_code=EXIT_USAGE)
-    names_of_metrics = [key.partition("@")[0] for key in args.metrics]
-    check_names(names_of_metrics, registry().metrics, "metric")
+    check_names(args.metrics, registry().metrics, "metric")  # any notation: nDCG@10, P_10
     names = run_names(inputs[1:])
     qrels = read_qrels(inputs[0], args.reader)
     runs = {name: read_trec_run(path) for name, path in zip(names, inputs[1:], strict=True)}
