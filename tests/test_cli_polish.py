@@ -165,6 +165,7 @@ def test_commands_are_still_listed_in_help_order():
         "rag",
         "compare",
         "fuse",
+        "metrics",
         "plugins",
         "demo",
     ]
