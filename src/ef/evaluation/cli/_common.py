@@ -129,19 +129,24 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
     :param what: what the names are, for the message (``"metric"``).
     :raises CliError: with exit code :data:`EXIT_USAGE`.
 
-    >>> check_names(["ndcg", "ndgc"], ["ndcg", "recall"], "metric")
+    For metrics, a notation of a measure (``nDCG@10``) is known too, and the closest names
+    come from every notation.
+
+    >>> check_names(["beir", "bier"], ["beir", "trec"], "dataset reader")
     Traceback (most recent call last):
     ...
-    ef.evaluation.cli._common.CliError: unknown metric 'ndgc'; closest: 'ndcg'; available: ndcg, recall
+    ef.evaluation.cli._common.CliError: unknown dataset reader 'bier'; closest: 'beir'; available: beir, trec
     """
     known = set(available)
     unknown = [name for name in names or () if name not in known]
+    closest = ""
     if what == "metric":
-        unknown = _not_notations(unknown)
+        unknown, closest = _not_notations(unknown)
     if unknown:
         plural = "s" if len(unknown) > 1 else ""
-        close = difflib.get_close_matches(unknown[0], sorted(known), n=5, cutoff=0.5)
-        closest = f"closest: {', '.join(map(repr, close))}; " if close else ""
+        if not closest:
+            close = difflib.get_close_matches(unknown[0], sorted(known), n=5, cutoff=0.5)
+            closest = f"closest: {', '.join(map(repr, close))}; " if close else ""
         raise CliError(
             f"unknown {what}{plural} {', '.join(map(repr, unknown))}; {closest}"
             f"available: {', '.join(sorted(known))}",
@@ -149,20 +154,26 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
         )
 
 
-def _not_notations(names: Sequence[str]) -> list[str]:
-    """The names that are no notation of a measure either (``nDCG@10`` is one).
+def _not_notations(names: Sequence[str]) -> tuple[list[str], str]:
+    """The names that are no notation of a measure either (``nDCG@10`` is one), and the
+    library's closest names to the first of them.
 
     :raises CliError: for a known measure written with a cutoff or parameter it does not take.
     """
     unknown: list[str] = []
+    closest = ""
     for name in names:
         try:
             check_metrics([name])
         except ValueError as error:
-            if not str(error).startswith("unknown metric"):
-                raise CliError(str(error), exit_code=EXIT_USAGE) from None
+            message = str(error)
+            if not message.startswith("unknown metric"):
+                raise CliError(message, exit_code=EXIT_USAGE) from None
+            if not unknown:
+                hint = message.partition("; ")[2].partition(" (")[0]
+                closest = f"{hint}; " if hint.startswith("closest") else ""
             unknown.append(name)
-    return unknown
+    return unknown, closest
 
 
 def _listed(values: Iterable[object]) -> str:

@@ -47,7 +47,7 @@ def ndcg_exp(facts: QueryFacts, k: int | None) -> float:
     >>> from ef.evaluation._scoring.measures.summary import facts_from_ranking
     >>> facts = facts_from_ranking(['x', 'd1'], {'d1': 2, 'd2': 1})
     >>> round(ndcg_exp(facts, None), 6)  # (3 / log2 3) / (3 + 1 / log2 3)
-    0.76477
+    0.521296
     """
     ideal = facts.all_gains if k is None else facts.all_gains[:k]
     if not ideal:
