@@ -1,0 +1,210 @@
+"""The measures beyond trec_eval, each against its own source of truth, on generated inputs.
+
+Exponential nDCG, F1 and hits against ranx; exponential nDCG and ERR against gdeval (run by
+ir_measures); RBP against cwl_eval (ir_measures' provider); R_cap and Hole against BEIR's
+``evaluate_custom``; Judged against ir_measures; RBP's residual against a hand computation.
+Runs have no tied scores (each peer breaks ties its own way, see docs/semantics.md); the cases
+where a peer is wrong are pinned at the end, with both values.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections.abc import Mapping
+
+import pytest
+
+from ef.evaluation import evaluate_run
+from ranx_cache import share_ranx_kernel_cache
+
+# Before anything imports ranx: numba places a kernel's cache when ranx decorates it.
+share_ranx_kernel_cache()
+
+pytestmark = pytest.mark.timeout(300)
+
+K = (1, 3, 10, 20)
+
+
+def _generate(seed: int, *, grades: tuple[int, ...] = (-1, 0, 0, 1, 2, 3, 4)) -> tuple[
+    dict[str, dict[str, int]], dict[str, dict[str, float]]
+]:  # fmt: skip
+    """Twenty-five queries with numeric ids (gdeval takes nothing else), grades 0-4 and some
+    negative ones, at least one relevant document each, and runs of 1-30 documents without
+    tied scores; doc ids are the query's own (BEIR's Hole pools judgements across queries)."""
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(1, 26):
+        docs = [f"q{q}d{i}" for i in range(30)]
+        judged = rng.sample(docs, rng.randint(2, 14))
+        qrels[str(q)] = {doc: rng.choice(grades) for doc in judged}
+        qrels[str(q)][judged[0]] = rng.randint(1, 4)
+        scores = rng.sample(range(1000), rng.randint(1, 30))
+        run[str(q)] = {doc: score / 7 for doc, score in zip(rng.sample(docs, len(scores)), scores)}
+    return qrels, run
+
+
+QRELS, RUN = _generate(2026)
+
+
+def _ef(metrics: list[str], qrels: Mapping[str, Mapping[str, int]] = QRELS,
+        run: Mapping[str, Mapping[str, float]] = RUN) -> dict[str, dict[str, float]]:  # fmt: skip
+    report = evaluate_run(run, qrels, metrics=metrics)  # type: ignore[arg-type]
+    return {q: dict(values) for q, values in report.per_query.items()}
+
+
+def ours_of(ours: dict[str, dict[str, float]], name: str) -> dict[str, float]:
+    return {q: values[name] for q, values in ours.items()}
+
+
+def _close(ours: dict[str, float], theirs: dict[str, float], tolerance: float) -> None:
+    assert set(ours) == set(theirs)
+    wrong = {q: (ours[q], theirs[q]) for q in ours if abs(ours[q] - theirs[q]) > tolerance}
+    assert not wrong
+
+
+@pytest.fixture(scope="module")
+def ranx_scores() -> dict[str, dict[str, float]]:
+    """ranx's per-query ndcg_burges, f1 and hits at each cutoff."""
+    from numba.core.errors import NumbaTypeSafetyWarning
+    from ranx import Qrels, Run, evaluate
+
+    # ranx reads grade >= 1 as relevant and skips negative grades, as ef does.
+    qrels = {q: {d: g for d, g in judged.items() if g > 0} for q, judged in QRELS.items()}
+    metrics = [f"{m}@{k}" for m in ("ndcg_burges", "f1", "hits") for k in K]
+    run = Run.from_dict(RUN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
+        evaluate(Qrels.from_dict(qrels), run, metrics, make_comparable=True)
+    return {metric: {q: float(v) for q, v in run.scores[metric].items()} for metric in metrics}
+
+
+@pytest.mark.parametrize("k", K)
+def test_exponential_ndcg_f1_and_hits_equal_ranx(
+    ranx_scores: dict[str, dict[str, float]], k: int
+) -> None:
+    ours = _ef([f"nDCG(dcg='exp-log2')@{k}", f"F1@{k}", f"Hits@{k}"])
+    for notation, theirs in (
+        (f"nDCG(dcg='exp-log2')@{k}", f"ndcg_burges@{k}"),
+        (f"F1@{k}", f"f1@{k}"),
+        (f"Hits@{k}", f"hits@{k}"),
+    ):
+        _close({q: v[notation] for q, v in ours.items()}, ranx_scores[theirs], 1e-9)
+
+
+@pytest.mark.parametrize("k", [3, 10, 20])
+def test_err_and_exponential_ndcg_equal_gdeval(k: int) -> None:
+    import ir_measures
+    from ir_measures import ERR, nDCG
+
+    # gdeval reads grades 0-4 only and prints 5 decimals.
+    qrels = {q: {d: max(g, 0) for d, g in judged.items()} for q, judged in QRELS.items()}
+    ours = _ef([f"nDCG(dcg='exp-log2')@{k}", f"ERR@{k}"], qrels)
+    theirs: dict[str, dict[str, float]] = {"nDCG": {}, "ERR": {}}
+    for metric in ir_measures.gdeval.iter_calc([nDCG(dcg="exp-log2") @ k, ERR @ k], qrels, RUN):
+        theirs[metric.measure.NAME][metric.query_id] = metric.value
+    _close({q: v[f"nDCG(dcg='exp-log2')@{k}"] for q, v in ours.items()}, theirs["nDCG"], 5e-6)
+    _close({q: v[f"ERR@{k}"] for q, v in ours.items()}, theirs["ERR"], 5e-6)
+
+
+@pytest.mark.parametrize(("rel", "p"), [(1, 0.8), (2, 0.5), (3, 0.95)])
+def test_rbp_equals_cwl_eval(rel: int, p: float) -> None:
+    import ir_measures
+    from ir_measures import RBP
+
+    name = f"RBP(rel={rel},p={p})"
+    ours = _ef([name])
+    theirs = {
+        m.query_id: float(m.value)
+        for m in ir_measures.cwl_eval.iter_calc([RBP(rel=rel, p=p)], QRELS, RUN)
+    }
+    _close(ours_of(ours, name), theirs, 1e-9)
+
+
+def test_rbp_residual_is_the_weight_of_the_unjudged_ranks_and_the_tail() -> None:
+    p = 0.7
+    ours = _ef([f"RBP_residual(p={p})", f"RBP(p={p})", "RBP_residual(p=0.7)@5"])
+    for q, scores in RUN.items():
+        ranked = sorted(scores, key=lambda doc: -scores[doc])
+        judged = QRELS[q]
+        unjudged = [i for i, doc in enumerate(ranked) if judged.get(doc, -1) < 0]
+        residual = p ** len(ranked) + sum((1 - p) * p**i for i in unjudged)
+        assert ours[q][f"RBP_residual(p={p})"] == pytest.approx(residual, abs=1e-12)
+        depth = min(5, len(ranked))
+        residual = p**depth + sum((1 - p) * p**i for i in unjudged if i < depth)
+        assert ours[q]["RBP_residual(p=0.7)@5"] == pytest.approx(residual, abs=1e-12)
+        # RBP + residual bounds what RBP could turn out to be once everything is judged.
+        gained = sum((1 - p) * p**i for i, doc in enumerate(ranked) if judged.get(doc, 0) > 0)
+        assert ours[q][f"RBP(p={p})"] == pytest.approx(gained, abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["r_cap", "hole"])
+@pytest.mark.parametrize("k", K)
+def test_r_cap_and_hole_equal_beir(metric: str, k: int) -> None:
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    name = {"r_cap": "R_cap", "hole": "Hole"}[metric]
+    ours = _ef([f"{name}@{k}"])
+    # One query at a time: BEIR reports only the mean, rounded to 5 decimals.
+    theirs = {
+        q: EvaluateRetrieval.evaluate_custom({q: QRELS[q]}, {q: RUN[q]}, [k], metric)[f"{name}@{k}"]
+        for q in RUN
+    }
+    _close({q: v[f"{name}@{k}"] for q, v in ours.items()}, theirs, 5e-6)
+
+
+@pytest.mark.parametrize("k", [*K, None])
+def test_judged_equals_ir_measures(k: int | None) -> None:
+    import ir_measures
+    from ir_measures import Judged
+
+    name = "Judged" if k is None else f"Judged@{k}"
+    ours = _ef([name])
+    measure = Judged if k is None else Judged @ k
+    theirs = {m.query_id: m.value for m in ir_measures.judged.iter_calc([measure], QRELS, RUN)}
+    _close({q: v[name] for q, v in ours.items()}, theirs, 1e-12)
+
+
+# Where a peer is wrong: docs/semantics.md lists each case with its minimal input.
+
+
+def test_ir_measures_judged_breaks_ties_by_ascending_doc_id() -> None:
+    import ir_measures
+    from ir_measures import Judged
+
+    qrels, run = {"1": {"b": 1}}, {"1": {"a": 1.0, "b": 1.0}}
+    # trec_eval (and ef) rank tied scores by doc id descending: b first, judged.
+    assert _ef(["Judged@1"], qrels, run)["1"]["Judged@1"] == 1.0
+    (theirs,) = ir_measures.judged.iter_calc([Judged @ 1], qrels, run)
+    assert theirs.value == 0.0
+
+
+def test_beir_hole_counts_a_document_judged_for_another_query_as_judged() -> None:
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"b": 1.0}}
+    ours = evaluate_run(run, qrels, metrics=["Hole@2"])  # type: ignore[arg-type]
+    assert ours.per_query["1"]["Hole@2"] == 0.5  # b is not judged for query 1
+    assert ours.metrics["Hole@2"] == 0.25
+    assert EvaluateRetrieval.evaluate_custom(qrels, run, [2], "hole")["Hole@2"] == 0.0
+
+
+def test_beir_r_cap_divides_by_zero_on_a_query_without_positives() -> None:
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    qrels, run = {"1": {"a": 1}, "2": {"b": 0}}, {"1": {"a": 1.0}, "2": {"b": 1.0}}
+    with pytest.raises(ZeroDivisionError):
+        EvaluateRetrieval.evaluate_custom(qrels, run, [1], "r_cap")
+    report = evaluate_run(run, qrels, metrics=["R_cap@1"])  # type: ignore[arg-type]
+    assert dict(report.per_query) == {"1": {"R_cap@1": 1.0}}
+    assert report.skipped == {"2": "no positive judgement"}
+
+
+def test_beir_and_ranx_rank_tied_scores_in_insertion_order() -> None:
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    qrels, run = {"1": {"b": 1}}, {"1": {"a": 1.0, "b": 1.0}}
+    assert _ef(["R_cap@1"], qrels, run)["1"]["R_cap@1"] == 1.0  # b ranks first, as trec_eval
+    assert EvaluateRetrieval.evaluate_custom(qrels, run, [1], "r_cap")["R_cap@1"] == 0.0
