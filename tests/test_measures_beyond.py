@@ -202,7 +202,7 @@ def test_beir_r_cap_divides_by_zero_on_a_query_without_positives() -> None:
     assert report.skipped == {"2": "no positive judgement"}
 
 
-def test_beir_and_ranx_rank_tied_scores_in_insertion_order() -> None:
+def test_beir_ranks_tied_scores_in_insertion_order() -> None:
     from beir.retrieval.evaluation import EvaluateRetrieval
 
     qrels, run = {"1": {"b": 1}}, {"1": {"a": 1.0, "b": 1.0}}

@@ -16,7 +16,7 @@ from ef.evaluation.cli._common import Table, add_output_options, emit
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
 
-__all__ = ["add_parser", "handle", "measures"]
+__all__ = ["add_parser", "docs_table", "handle", "measures"]
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -72,3 +72,34 @@ def handle(args: argparse.Namespace) -> int:
     title = f"{len(rows)} measures (K: any rank cutoff, X: trec_eval's parameter)"
     emit(args, Table(title, columns, rows), rows_data)
     return 0
+
+
+def _code(values: list[str]) -> str:
+    return ", ".join(f"`{value}`" for value in values)
+
+
+def docs_table(rows: list[dict[str, Any]]) -> str:
+    """The Markdown table of ``docs/metrics.md``: one row per measure of ``rows``.
+
+    >>> print(docs_table([{"name": "ERR", "notations": ["ERR@20"], "parameters": [],
+    ...     "description": "expected reciprocal rank", "aggregation": "mean",
+    ...     "source": "gdeval"}]))
+    | measure | notations | parameters | definition | aggregation | source |
+    | --- | --- | --- | --- | --- | --- |
+    | `ERR` | `ERR@20` |  | expected reciprocal rank | mean | gdeval |
+    """
+    lines = [
+        "| measure | notations | parameters | definition | aggregation | source |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        cells = (
+            f"`{row['name']}`",
+            _code(row["notations"]),
+            "; ".join(row["parameters"]),
+            row["description"],
+            row["aggregation"],
+            row["source"],
+        )
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
