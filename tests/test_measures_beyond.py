@@ -41,7 +41,9 @@ def _generate(seed: int, *, grades: tuple[int, ...] = (-1, 0, 0, 1, 2, 3, 4)) ->
         qrels[str(q)] = {doc: rng.choice(grades) for doc in judged}
         qrels[str(q)][judged[0]] = rng.randint(1, 4)
         scores = rng.sample(range(1000), rng.randint(1, 30))
-        run[str(q)] = {doc: score / 7 for doc, score in zip(rng.sample(docs, len(scores)), scores)}
+        run[str(q)] = {
+            doc: score / 7 for doc, score in zip(rng.sample(docs, len(scores)), scores, strict=True)
+        }
     return qrels, run
 
 

@@ -28,7 +28,9 @@ _NAMED = re.compile(
     r"(?:@(?P<cutoff>[0-9]+(?:\.[0-9]+)?))?"
 )
 _TREC = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*?)[._](?P<cutoff>[0-9]+(?:\.[0-9]+)?)")
-_PARAM = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*")
+_PARAM = re.compile(
+    r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*"
+)
 
 _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     **{name: (name, ()) for name in CANON},
@@ -120,7 +122,9 @@ def _cutoff(canon: Canon, text: str | None, written: str) -> int | float | None:
     if text is None:
         if canon.cutoff == "required":
             example = canon.notations[0] if canon.notations else f"{canon.name}@10"
-            raise ValueError(f"metric {written!r}: {canon.name} needs a cutoff, such as {example!r}")
+            raise ValueError(
+                f"metric {written!r}: {canon.name} needs a cutoff, such as {example!r}"
+            )
         return None
     if canon.cutoff == "none":
         raise ValueError(f"metric {written!r}: {canon.name} takes no cutoff; write {canon.name!r}")
@@ -167,4 +171,3 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
         for name, param in taken.items()
     )
     return Measure(canon.name, _cutoff(canon, notation.cutoff, written), params)
-

@@ -132,10 +132,10 @@ def check_names(names: Sequence[str] | None, available: Iterable[str], what: str
     For metrics, a notation of a measure (``nDCG@10``) is known too, and the closest names
     come from every notation.
 
-    >>> check_names(["beir", "bier"], ["beir", "trec"], "dataset reader")
+    >>> check_names(["trec", "trek"], ["trec"], "reader")
     Traceback (most recent call last):
     ...
-    ef.evaluation.cli._common.CliError: unknown dataset reader 'bier'; closest: 'beir'; available: beir, trec
+    ef.evaluation.cli._common.CliError: unknown reader 'trek'; closest: 'trec'; available: trec
     """
     known = set(available)
     unknown = [name for name in names or () if name not in known]

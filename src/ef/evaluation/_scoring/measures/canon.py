@@ -45,21 +45,25 @@ class Param:
         """
         if self.kind == "choice":
             if raw not in self.choices:
+                choices = ", ".join(map(repr, self.choices))
                 raise ValueError(
-                    f"metric {measure!r}: {self.name} must be one of {', '.join(map(repr, self.choices))}, "
-                    f"got {raw!r}"
+                    f"metric {measure!r}: {self.name} must be one of {choices}, got {raw!r}"
                 )
             return raw
         if self.kind == "level":
             if not raw.isdigit() or not raw.isascii() or int(raw) < 1:
-                raise ValueError(f"metric {measure!r}: {self.name} must be an int >= 1, got {raw!r}")
+                raise ValueError(
+                    f"metric {measure!r}: {self.name} must be an int >= 1, got {raw!r}"
+                )
             return int(raw)
         try:
             value = float(raw)
         except ValueError:
             value = -1.0  # refused below, with the text as written
         if not 0.0 < value < 1.0:
-            raise ValueError(f"metric {measure!r}: {self.name} must be a number in (0, 1), got {raw!r}")
+            raise ValueError(
+                f"metric {measure!r}: {self.name} must be a number in (0, 1), got {raw!r}"
+            )
         return value
 
 

@@ -34,7 +34,14 @@ from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.scored import scored_positions
 
-__all__ = ["Judging", "QueryFacts", "at_level", "facts_for", "facts_from_ranking", "facts_from_scores"]
+__all__ = [
+    "Judging",
+    "QueryFacts",
+    "at_level",
+    "facts_for",
+    "facts_from_ranking",
+    "facts_from_scores",
+]
 
 
 # Up to this many scored judged ids, one scan of the scores per id beats sorting them.
