@@ -5,7 +5,9 @@ entry point in the ``ef.evaluation`` group names this module, whose
 :func:`ef_evaluation_register_metrics` hook registers ``rbp``, so
 ``evaluate_retrieval(..., metrics=("rbp",))`` and ``RETRIEVAL_METRICS`` know it. (The standard
 measures it used to carry — hit rate, R-precision, bpref, judged@k — are built into the core now,
-with every trec_eval measure.)
+with every trec_eval measure.) The core has rank-biased precision too, as ``RBP(rel=1,p=0.8)``
+in ir_measures' notation; this plugin's lower-case ``rbp`` stays the template of a plugin metric,
+and ``rbp@k`` equals the core's ``RBP(rel=1,p=0.8)@k`` on integer grades.
 
 The conventions are the core's: ``ranked`` is used as given, never re-sorted; a repeated id keeps
 its first position and later copies are dropped; a grade ``> 0`` is relevant; ``k`` is an
