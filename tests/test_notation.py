@@ -299,3 +299,21 @@ def test_the_docs_table_is_generated_from_the_registry_view() -> None:
     table = page[start : page.index("<!-- end of generated table -->")]
     builtin = [row for row in measures() if row["plugin"].startswith("ef.evaluation.")]
     assert table == docs_table(builtin) + "\n"
+
+
+def test_a_retriever_is_asked_for_as_many_documents_as_a_named_cutoff_reads() -> None:
+    from ef.evaluation import evaluate_retrieval
+
+    limits: list[int] = []
+    ranking = [f"d{i}" for i in range(30)]
+
+    def retriever(query: str, *, limit: int = 10) -> list[str]:
+        limits.append(limit)
+        return ranking[:limit]
+
+    qrels = {"q": {"d25": 1}}
+    report = evaluate_retrieval(
+        retriever, qrels, {"q": "text"}, metrics=["R@30", "ndcg"], k_values=(5,)
+    )
+    assert limits == [30]
+    assert report.metrics["R@30"] == 1.0

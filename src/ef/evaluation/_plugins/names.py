@@ -44,6 +44,7 @@ def _measure_family(measure: Measure, keys: list[str]) -> Family:
         aggregation=canon.aggregation,
         source=canon.source,
         description=canon.description,
+        depth=measure.cutoff if isinstance(measure.cutoff, int) else None,
     )
 
 
@@ -87,7 +88,14 @@ def _plugin_family(metric: RetrievalMetric, notation: Notation, written: str) ->
         return step.run(facts)
 
     source = metric.plugin if metric.plugin != CORE_PLUGIN else "ef"
-    return Family(written, (written,), compute, source=source, description=metric.description)
+    return Family(
+        written,
+        (written,),
+        compute,
+        source=source,
+        description=metric.description,
+        depth=int(notation.cutoff),
+    )
 
 
 def _notation(

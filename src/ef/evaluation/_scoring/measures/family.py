@@ -52,6 +52,8 @@ class Family:
     :param aggregation: how the per-query values aggregate (see :data:`AGGREGATIONS`).
     :param source: where the definition comes from: the trec_eval source file, or ``ef``.
     :param description: one line on what it measures.
+    :param depth: the deepest rank a family cut at its own cutoff reads (``nDCG@1000``: 1000),
+        so that a retriever is asked for that many documents; ``None`` otherwise.
     """
 
     name: str
@@ -61,6 +63,7 @@ class Family:
     aggregation: Aggregation = "mean"
     source: str = ""
     description: str = ""
+    depth: int | None = attrs.field(default=None, kw_only=True)
 
     def values(self, ranked: Sequence[str], relevant: Mapping[str, float]) -> dict[str, float]:
         """Every key for one ranking, with trec_eval's default options."""
