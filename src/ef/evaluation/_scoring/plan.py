@@ -223,7 +223,7 @@ class QueryPlan:
         """The largest cutoff: of ``k_values``, or of a name with its own (``nDCG@1000``), so a
         retriever is asked for every document a measure reads."""
         depths = [f.depth for f in self.measures.families if f.depth] if self.measures else []
-        return max(self.scoring.k_values[-1], *depths)
+        return max([self.scoring.k_values[-1], *depths])
 
     def digests(self) -> dict[str, str]:
         """The manifest's fingerprints (:func:`digest`) of the qrels and, when given, of the
