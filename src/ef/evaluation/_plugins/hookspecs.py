@@ -20,11 +20,14 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 @hookspec
 def ef_evaluation_register_metrics(register: Callable[..., None]) -> None:
-    """Register retrieval metrics: ``register(name, fn, *, all_cutoffs, cutoff, description)``.
+    """Register retrieval metrics:
+    ``register(name, fn, *, all_cutoffs, cutoff, description, parameters)``.
 
     ``fn(ranked, relevant, k) -> float``; ``all_cutoffs(summary, ks) -> [float, ...]`` optionally
     gives every cutoff at once from the scoring core's ``RankingSummary``; ``cutoff=False`` marks
     a metric reported without ``@k``, called as ``fn(ranked, relevant)`` on the whole ranking.
+    ``parameters={"w": 2.0}`` declares keyword parameters with their defaults: ``name(w=0.5)@10``
+    then calls ``fn(ranked, relevant, 10, w=0.5)``.
     """
 
 
