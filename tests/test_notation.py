@@ -317,3 +317,12 @@ def test_a_retriever_is_asked_for_as_many_documents_as_a_named_cutoff_reads() ->
     )
     assert limits == [30]
     assert report.metrics["R@30"] == 1.0
+
+
+def test_the_example_plugins_rbp_and_the_core_rbp_are_two_names_for_one_number() -> None:
+    # The installed ef-evaluation-extra-metrics keeps its lower-case rbp; the core's is RBP.
+    assert measure_catalogue()["rbp"].plugin != "ef.evaluation._builtins"
+    values = _per_query(["rbp@10", "RBP(rel=1,p=0.8)@10", "RBP(rel=1,p=0.8)"])
+    for per_query in values.values():
+        assert per_query["rbp@10"] == pytest.approx(per_query["RBP(rel=1,p=0.8)@10"], abs=1e-12)
+    assert any(v["RBP(rel=1,p=0.8)@10"] != v["RBP(rel=1,p=0.8)"] for v in values.values())
