@@ -326,3 +326,15 @@ def test_the_example_plugins_rbp_and_the_core_rbp_are_two_names_for_one_number()
     for per_query in values.values():
         assert per_query["rbp@10"] == pytest.approx(per_query["RBP(rel=1,p=0.8)@10"], abs=1e-12)
     assert any(v["RBP(rel=1,p=0.8)@10"] != v["RBP(rel=1,p=0.8)"] for v in values.values())
+
+
+def test_optimize_fusion_reads_any_spelling_of_its_metric() -> None:
+    from ef.evaluation import optimize_fusion
+
+    other = {q: {doc: -score for doc, score in ranked.items()} for q, ranked in RUN.items()}
+    results = [
+        optimize_fusion([RUN, other], QRELS, method="wsum", metric=metric)
+        for metric in ("ndcg@10", "nDCG@10", "ndcg_cut_10")
+    ]
+    assert results[0].best_params == results[1].best_params == results[2].best_params
+    assert results[0].best_score == results[1].best_score == results[2].best_score

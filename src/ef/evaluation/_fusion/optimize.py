@@ -126,7 +126,7 @@ def _metric_scorer(metric: str) -> Any:
         k_values = (1,)
 
     def score(fused: FusedRun, qrels: Qrels) -> float:
-        report = evaluate_run(fused, qrels, k_values=k_values, metrics=(name,))
+        report = evaluate_run(fused, qrels, k_values=k_values, metrics=(metric,))  # any notation
         if metric not in report.metrics:
             raise ValueError(f"metric {metric!r} needs a cutoff, e.g. {name}@10")
         value: float = report.metrics[metric]
