@@ -64,14 +64,15 @@ def ndcg_exp(facts: QueryFacts, k: int | None) -> float:
     return dcg / idcg
 
 
-def err(facts: QueryFacts, k: int | None, query_id: str | None = None) -> float:
+def err(facts: QueryFacts, k: int | None) -> float:
     """Expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval computes it.
 
     A document of grade ``g`` satisfies the user with probability ``(2**g - 1) / 2**4``; ERR is
     the expected ``1 / rank`` at which the user stops. The normaliser is gdeval's fixed
     ``2**4``, not the query's largest grade, so grades must be at most 4.
 
-    :raises ValueError: for a retrieved grade above 4 (its probability would exceed 1).
+    :raises ValueError: for a retrieved grade above 4 (its probability would exceed 1); the
+        evaluation adds a note naming the query.
 
     >>> from ef.evaluation._scoring.measures.summary import facts_from_ranking
     >>> err(facts_from_ranking(['d1'], {'d1': 4}), 10)
@@ -84,9 +85,8 @@ def err(facts: QueryFacts, k: int | None, query_id: str | None = None) -> float:
         if position >= depth:
             break
         if grade > ERR_MAX_GRADE:
-            where = "" if query_id is None else f" (query {query_id!r})"
             raise ValueError(
-                f"ERR takes grades 0 to {ERR_MAX_GRADE} (gdeval's scale); got {grade!r}{where}"
+                f"ERR takes grades 0 to {ERR_MAX_GRADE} (gdeval's scale); got {grade!r}"
             )
         stop = (2.0**grade - 1.0) / scale
         total += stop * decay / (position + 1)
