@@ -52,6 +52,23 @@ def trec_run_parser(request: pytest.FixtureRequest) -> Iterator[str]:
 
 _QUALITY_MODULE = "test_quality.py"
 _CHECKS = pytest.StashKey[BackgroundChecks]()
+_OWNER = pytest.StashKey[bool]()
+_THREAD_POOL_SIZES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the run its shared checks folder: made by the process pytest was started as, found
+    through the environment by its workers (``tests/background_checks.py``)."""
+    owner = not hasattr(config, "workerinput")
+    if owner and getattr(config.option, "numprocesses", None):
+        # Each worker is one process on one core: torch's and numba's thread pools, sized to
+        # every core by default, would only fight each other and the checks.
+        for variable in _THREAD_POOL_SIZES:
+            os.environ.setdefault(variable, "1")
+    checks = BackgroundChecks.create() if owner else BackgroundChecks.of_run()
+    if checks is not None:
+        config.stash[_CHECKS] = checks
+        config.stash[_OWNER] = owner
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -61,27 +78,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the checks the selected quality tests will ask for, now that the selection is
-    known, so they run while the other tests do."""
-    if session.config.option.collectonly:
+    known, so they run while the other tests do (once per run, whichever worker is first)."""
+    if session.config.option.collectonly or _CHECKS not in session.config.stash:
         return
     selected = []
     for item in session.items:
         callspec = getattr(item, "callspec", None)
         if item.path.name == _QUALITY_MODULE and callspec and "check" in callspec.params:
             selected.append(callspec.params["check"])
-    session.config.stash.setdefault(_CHECKS, BackgroundChecks()).start(selected)
+    session.config.stash[_CHECKS].start(selected)
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """End the checks a session that stopped early never asked for."""
-    if _CHECKS in session.config.stash:
-        session.config.stash[_CHECKS].stop()
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the checks nobody waited for (a run that stopped early) and remove their folder."""
+    if config.stash.get(_OWNER, False):
+        config.stash[_CHECKS].stop()
 
 
 @pytest.fixture(scope="session")
 def background_checks(request: pytest.FixtureRequest) -> BackgroundChecks:
-    """The session's whole-tree checks (see ``tests/background_checks.py``)."""
-    return request.config.stash.setdefault(_CHECKS, BackgroundChecks())
+    """The run's whole-tree checks (see ``tests/background_checks.py``)."""
+    return request.config.stash[_CHECKS]
 
 
 # A small disk for tests of what happens when it is full: a real 1 MiB tmpfs when the tests run

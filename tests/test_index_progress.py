@@ -104,21 +104,21 @@ def test_progress_lines_reach_stderr_when_it_is_not_a_terminal(tmp_path: Path) -
     result = run_python(
         """
         from ef.source_manager import ingest
-        corpus = {f"d{i}": f"text {i}" for i in range(300)}
-        index = ingest(corpus, embedder="st:all-MiniLM-L6-v2", batch_size=16, progress=True)
+        corpus = {f"d{i}": f"text {i}" for i in range(100)}
+        index = ingest(corpus, embedder="st:all-MiniLM-L6-v2", batch_size=8, progress=True)
         print(len(index))
         """,
         tmp_path,
         EF_PROGRESS_INTERVAL="0",
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "300\n"
+    assert result.stdout == "100\n"
     lines = result.stderr.splitlines()
-    prefix = "encoding 300 segments with st:all-MiniLM-L6-v2: "
-    assert lines[0] == prefix + "0/300 segments (0%), 0.0 segments/s"
-    assert any(line.startswith(prefix + "64/300 segments (21%), ") for line in lines)
+    prefix = "encoding 100 segments with st:all-MiniLM-L6-v2: "
+    assert lines[0] == prefix + "0/100 segments (0%), 0.0 segments/s"
+    assert any(line.startswith(prefix + "32/100 segments (32%), ") for line in lines)
     assert " left" in lines[1]
-    assert lines[-1].startswith(prefix + "300/300 segments in ")
+    assert lines[-1].startswith(prefix + "100/100 segments in ")
     assert "\x1b" not in result.stderr  # plain text, no terminal codes
 
 
