@@ -39,9 +39,9 @@ _STDOUT_CLOSED = "standard output is closed"
 def _commands() -> tuple[ModuleType, ...]:
     # Imported when main() builds the parser, not with this package, so that Ctrl-C while they
     # import is caught like Ctrl-C anywhere else in the command.
-    from ef.evaluation.cli import compare, demo, fuse, plugins, rag, retrieval, run
+    from ef.evaluation.cli import compare, demo, fuse, plugins, rag, report, retrieval, run
 
-    return (run, retrieval, rag, compare, fuse, plugins, demo)
+    return (run, retrieval, rag, compare, report, fuse, plugins, demo)
 
 
 def __getattr__(name: str) -> Any:
