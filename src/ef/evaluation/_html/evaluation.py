@@ -20,7 +20,7 @@ from ef.evaluation._html.rankings import (
 )
 from ef.evaluation._report.reports import RetrievalEvalReport
 
-__all__ = ["evaluation_page", "flatten", "k_points", "primary_metric"]
+__all__ = ["evaluation_page", "flatten", "k_points", "metric_table", "primary_metric"]
 
 _AT_K = re.compile(r"^(?P<metric>.+)@(?P<k>[0-9]+)$")
 _DISTRIBUTION_BINS = 10
@@ -64,6 +64,27 @@ def k_points(metrics: Mapping[str, float]) -> list[dict[str, Any]]:
         if len(points) > 1
         for point in sorted(points, key=lambda point: point["k"])
     ]
+
+
+def metric_table(metrics: Mapping[str, float]) -> dict[str, Any]:
+    """The means as a grid: one row per ``name@k`` family, one column per cutoff; every other
+    key (trec_eval's ``map``, ``iprec_at_recall_0.10`` …) as its own row.
+
+    >>> table = metric_table({'ndcg@1': 0.5, 'ndcg@10': 0.7, 'recall@10': 0.9, 'map': 0.3})
+    >>> table['cutoffs'], table['rows'], table['other']
+    ([1, 10], [['ndcg', [0.5, 0.7]], ['recall', [None, 0.9]]], [['map', 0.3]])
+    """
+    families: dict[str, dict[int, float]] = {}
+    other: list[list[Any]] = []
+    for key, value in metrics.items():
+        match = _AT_K.match(key)
+        if match:
+            families.setdefault(match["metric"], {})[int(match["k"])] = value
+        else:
+            other.append([key, value])
+    cutoffs = sorted({k for values in families.values() for k in values})
+    rows = [[name, [values.get(k) for k in cutoffs]] for name, values in families.items()]
+    return {"cutoffs": cutoffs, "rows": rows, "other": other}
 
 
 def primary_metric(report: RetrievalEvalReport) -> str | None:
@@ -144,7 +165,7 @@ def evaluation_page(
         "title": title or "Retrieval evaluation",
         "manifest": flatten(dict(report.manifest)),
         "n_queries": report.n_queries,
-        "metrics": [[key, value] for key, value in report.metrics.items()],
+        "metrics": metric_table(report.metrics),
         "primary": primary,
         "primary_value": None if primary is None else report.metrics.get(primary),
         "columns": ["query", "text", *columns],

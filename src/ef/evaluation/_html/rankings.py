@@ -56,7 +56,7 @@ def snippet(text: str, length: int = SNIPPET_LENGTH) -> str:
     'a long …'
     """
     flat = " ".join(text.split())
-    return flat if len(flat) <= length else flat[: length - 1].rstrip() + " …"
+    return flat if len(flat) <= length else flat[: length - 2].rstrip() + " …"
 
 
 def _grade(grades: Mapping[str, float], doc: str) -> float | None:
