@@ -120,7 +120,7 @@ def difference_bars(title: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, 
             "y": {"field": "difference", "type": "quantitative", "title": "system − baseline"},
             "color": {
                 "condition": {"test": "datum.difference < 0", "value": "#c0392b"},
-                "value": "#2e86c1",
+                "value": "#4c78a8",
             },
         },
     )
