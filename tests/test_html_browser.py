@@ -136,7 +136,7 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chr
         driver.quit()
 
 
-def open_page(driver: webdriver.Chrome, page: Path, screenshots: Path) -> None:
+def open_page(driver: webdriver.Chrome, page: Path) -> None:
     """Load ``page`` from disk, wait for every chart, and check the console stayed clean."""
     driver.get_log("browser")  # drop what an earlier page left
     driver.get(page.as_uri())
@@ -146,7 +146,6 @@ def open_page(driver: webdriver.Chrome, page: Path, screenshots: Path) -> None:
     assert driver.execute_script("return document.body.dataset.ready") == "true"
     problems = [entry for entry in driver.get_log("browser") if entry["level"] != "INFO"]
     assert problems == []
-    driver.save_screenshot(str(screenshots / f"chromium-{page.stem}.png"))
 
 
 def marks(driver: webdriver.Chrome, chart: str, kind: str) -> int:
@@ -174,7 +173,8 @@ def column(driver: webdriver.Chrome, name: str) -> list[str]:
 
 
 def test_the_evaluation_page_draws_each_chart_with_its_marks(chromium, pages, screenshots):
-    open_page(chromium, pages["evaluation"], screenshots)
+    open_page(chromium, pages["evaluation"])
+    chromium.save_screenshot(str(screenshots / "chromium-evaluation.png"))
     assert marks(chromium, "distribution", "rect") == 10  # ten bins of ndcg@10
     assert marks(chromium, "latency", "rect") == 20  # twenty bins of seconds
     assert marks(chromium, "pr_curve", "symbol") == 11  # trec_eval's 11 recall levels
@@ -185,7 +185,7 @@ def test_the_evaluation_page_draws_each_chart_with_its_marks(chromium, pages, sc
 
 
 def test_the_per_query_table_sorts_and_filters(chromium, pages, screenshots):
-    open_page(chromium, pages["evaluation"], screenshots)
+    open_page(chromium, pages["evaluation"])
     header = chromium.find_element(By.CSS_SELECTOR, '#queries th[data-column="ndcg@10"]')
     header.click()
     values = [float(v) for v in column(chromium, "ndcg@10")]
@@ -201,11 +201,12 @@ def test_the_per_query_table_sorts_and_filters(chromium, pages, screenshots):
 
 
 def test_clicking_a_query_opens_its_drilldown_with_grades(chromium, pages, screenshots):
-    open_page(chromium, pages["evaluation"], screenshots)
+    open_page(chromium, pages["evaluation"])
     chromium.find_element(By.CSS_SELECTOR, '#queries tr[data-query="q3"]').click()
     section = chromium.find_element(By.ID, "drilldown")
     assert section.is_displayed() and section.get_attribute("data-query") == "q3"
     assert "what is topic 3?" in section.text
+    chromium.save_screenshot(str(screenshots / "chromium-evaluation-drilldown.png"))
     items = section.find_elements(By.CSS_SELECTOR, "ol.ranked li")
     expected = ranking(RUN_A["q3"])[:20]
     assert [item.get_attribute("data-doc") for item in items] == expected
@@ -226,7 +227,7 @@ def test_clicking_a_query_opens_its_drilldown_with_grades(chromium, pages, scree
 def test_the_comparison_page_has_one_bar_per_query_and_rankings_side_by_side(
     chromium, pages, screenshots
 ):
-    open_page(chromium, pages["comparison"], screenshots)
+    open_page(chromium, pages["comparison"])
     assert marks(chromium, "difference:b", "rect") == N_QUERIES
     row = chromium.find_element(By.CSS_SELECTOR, '#means tr[data-system="b"]')
     a = evaluate_run(RUN_A, QRELS, k_values=(10,))
@@ -238,12 +239,15 @@ def test_the_comparison_page_has_one_bar_per_query_and_rankings_side_by_side(
     chromium.find_element(By.CSS_SELECTOR, '#queries tr[data-query="q5"]').click()
     systems = chromium.find_elements(By.CSS_SELECTOR, "#drilldown .system")
     assert [s.get_attribute("data-system") for s in systems] == ["a", "b"]
+    chromium.execute_script("window.scrollTo(0, 0)")
+    chromium.save_screenshot(str(screenshots / "chromium-comparison.png"))
     docs_b = [li.get_attribute("data-doc") for li in systems[1].find_elements(By.TAG_NAME, "li")]
     assert docs_b[:4] == RUN_B["q5"]
 
 
 def test_the_rag_page_lists_each_sample(chromium, pages, screenshots):
-    open_page(chromium, pages["rag"], screenshots)
+    open_page(chromium, pages["rag"])
+    chromium.save_screenshot(str(screenshots / "chromium-rag.png"))
     assert marks(chromium, "means", "rect") == len(evaluate_rag(SAMPLES).metrics)
     assert column(chromium, "question") == [s["user_input"] for s in SAMPLES]
     assert "The Amazon is long too." in column(chromium, "contexts")[1]

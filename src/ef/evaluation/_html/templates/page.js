@@ -173,5 +173,9 @@ if (filter) {
 }
 drawTable();
 drawCharts().then(
-  () => { document.body.dataset.ready = "true"; },
+  () => {
+    // Milliseconds from navigation to a page whose charts are drawn and table built.
+    document.body.dataset.readyMs = String(Math.round(performance.now()));
+    document.body.dataset.ready = "true";
+  },
   (error) => { document.body.dataset.ready = "error"; console.error(error); });
