@@ -21,6 +21,7 @@ from ef.evaluation import (
     compare,
     evaluate_rag,
     evaluate_run,
+    read_trec_run,
 )
 from ef.evaluation._html import render
 from ef.evaluation._html.charts import bins
@@ -137,7 +138,9 @@ def test_latency_and_failures_reach_the_page(report):
 
 def test_the_comparison_has_one_difference_per_paired_query(report):
     other = scored(OTHER_RUN)
-    comparison = compare({"a": report, "b": other}, baseline="a", tests=("randomization",))
+    comparison = compare(
+        {"a": report, "b": other}, baseline="a", tests=("randomization",), n_permutations=500
+    )
     data = comparison_page(
         comparison,
         reports={"a": report, "b": other},
@@ -194,7 +197,9 @@ _REMOTE_IMPORT = re.compile(
 
 def pages(tmp_path: Path, report: RetrievalEvalReport) -> list[Path]:
     other = scored(OTHER_RUN)
-    comparison = compare({"a": report, "b": other}, baseline="a", tests=("randomization",))
+    comparison = compare(
+        {"a": report, "b": other}, baseline="a", tests=("randomization",), n_permutations=500
+    )
     samples = [{"user_input": "Q", "response": "A", "reference": "A", "retrieved_contexts": []}]
     return [
         report.to_html(tmp_path / "e.html", run=RUN, qrels=QRELS, corpus=CORPUS, queries=QUERIES),
@@ -226,12 +231,14 @@ def test_a_page_keeps_its_data_as_json(tmp_path, report):
 
 
 def test_an_html_page_without_the_extra_names_it(tmp_path, report, monkeypatch):
-    render.vega_bundle.cache_clear()
-    monkeypatch.setitem(sys.modules, "vl_convert", None)
-    with pytest.raises(ImportError, match=r"ef-evaluation\[html\]"):
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    with pytest.raises(ImportError, match=r"needs jinja2: pip install 'ef-evaluation\[html\]'"):
         report.to_html(tmp_path / "e.html")
-    render.vega_bundle.cache_clear()
     assert not (tmp_path / "e.html").exists()
+    monkeypatch.setitem(sys.modules, "vl_convert", None)
+    # The bundle is built once per process: call the function behind the cache.
+    with pytest.raises(ImportError, match=r"needs vl-convert-python: pip install"):
+        render.vega_bundle.__wrapped__()
 
 
 def test_a_page_is_written_atomically_and_an_unwritable_path_is_named(tmp_path, report):
@@ -453,3 +460,88 @@ def test_the_command_lines_refuse_what_would_go_wrong(tmp_path, capsys):
     )
     assert "--run needs --qrels" in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()
+
+
+def test_retrieval_passes_its_dataset_and_saved_run_to_the_page(tmp_path, monkeypatch):
+    from ef.evaluation import write_beir
+
+    corpus = {"d1": "Sort the items of a list.", "d2": "Open a file.", "d3": "A sorted copy."}
+    write_beir(
+        tmp_path / "tiny",
+        corpus,
+        {"q1": "sort a list", "q2": "open a file"},
+        {"q1": {"d1": 2.0, "d3": 1.0}, "q2": {"d2": 1.0}},
+    )
+    name = f"html_retriever_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(
+        "def search(query, *, limit=10):\n"
+        "    return {'sort a list': ['d2', 'd1'], 'open a file': ['d2']}[query][:limit]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    page = tmp_path / "retrieval.html"
+    assert (
+        main(
+            [
+                "retrieval",
+                str(tmp_path / "tiny"),
+                "--retriever",
+                f"{name}:search",
+                "--save-run",
+                str(tmp_path / "saved.run"),
+                "--html",
+                str(page),
+                "--no-progress",
+                "-o",
+                str(tmp_path / "out.txt"),
+            ]
+        )
+        == 0
+    )
+    sys.modules.pop(name, None)
+    data = _data(page)
+    assert data["drilldowns"]["q1"]["ranked"] == [["d2", None], ["d1", 2.0]]
+    assert data["drilldowns"]["q1"]["missed"] == [["d3", 1.0, None]]
+    assert data["snippets"] == {"d1": corpus["d1"], "d2": corpus["d2"], "d3": corpus["d3"]}
+    assert [row[:2] for row in data["rows"]] == [["q1", "sort a list"], ["q2", "open a file"]]
+    # The same page from the saved report, the saved run and the dataset folder.
+    (tmp_path / "report.json").write_text(
+        json.dumps(
+            evaluate_run(
+                read_trec_run(tmp_path / "saved.run"),
+                {"q1": {"d1": 2.0, "d3": 1.0}, "q2": {"d2": 1.0}},
+            ).to_dict()
+        )
+    )
+    again = tmp_path / "again.html"
+    assert (
+        main(
+            [
+                "report",
+                str(tmp_path / "report.json"),
+                "-o",
+                str(again),
+                "--run",
+                str(tmp_path / "saved.run"),
+                "--dataset",
+                str(tmp_path / "tiny"),
+            ]
+        )
+        == 0
+    )
+    assert _data(again)["drilldowns"] == data["drilldowns"]
+    assert _data(again)["snippets"] == data["snippets"]
+
+
+def test_to_html_without_a_registered_writer_says_so(tmp_path, report, monkeypatch):
+    from ef.evaluation._report import html_hook
+
+    monkeypatch.setattr(html_hook, "_writers", [])
+    with pytest.raises(RuntimeError, match="no HTML writer is registered"):
+        report.to_html(tmp_path / "e.html")
+
+
+def test_a_report_without_queries_still_makes_a_page(tmp_path):
+    empty = RetrievalEvalReport({}, {}, 0, (10,))
+    data = _data(empty.to_html(tmp_path / "empty.html", run={}, qrels={}))
+    assert data["rows"] == [] and data["charts"] == {} and data["primary"] is None
