@@ -34,6 +34,7 @@ LAYERS: list[list[str]] = [
     ["_io"],
     ["_plugins"],
     ["_running", "_fusion", "_http", "_rag", "_compare"],
+    ["_html"],
     ["_builtins"],
     ["__init__", "testing"],
     ["cli"],

@@ -164,6 +164,7 @@ def test_commands_are_still_listed_in_help_order():
         "retrieval",
         "rag",
         "compare",
+        "report",
         "fuse",
         "metrics",
         "plugins",

@@ -58,6 +58,7 @@ from ef.evaluation._exceptions import (
 )
 from ef.evaluation._fusion.api import fuse
 from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optimize_fusion
+from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
 from ef.evaluation._io.builtin_datasets import resolve_builtin
@@ -88,6 +89,7 @@ from ef.evaluation._rag.evaluate import evaluate_rag
 from ef.evaluation._rag.lexical import context_precision, context_recall, exact_match, token_f1
 from ef.evaluation._rag.ragas import as_ragas_dataset
 from ef.evaluation._redact import redact_url
+from ef.evaluation._report.html_hook import register_html_writer as _register_html_writer
 from ef.evaluation._report.reports import QueryFailure, RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import (
     DEFAULT_K_VALUES,
@@ -114,6 +116,8 @@ if TYPE_CHECKING:
 # The one wiring call: the plugin host is handed the built-in plugins (imported when plugins
 # first load, not now).
 _plugins.HOST.use_builtins(_builtins.load)
+# The reports' to_html reaches the page writer, a higher layer, through this registration.
+_register_html_writer(_write_html_report)
 
 # Imported on first use, not with the package: the HTTP client brings asyncio (tens of ms),
 # which scoring a run or reading a dataset never needs.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -20,9 +22,13 @@ from ef.evaluation._report.fields import (
     string,
 )
 from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
+from ef.evaluation._report.html_hook import write_html
+from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
 __all__ = ["ComparisonReport", "PairedComparison"]
 
@@ -179,3 +185,28 @@ class ComparisonReport(JsonReport):
         from ef.evaluation._compare.render import to_details_table
 
         return to_details_table(self, digits=digits)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
+        runs: Mapping[str, Run] | None = None,
+        qrels: Qrels | None = None,
+        corpus: Corpus | None = None,
+        queries: Queries | None = None,
+        title: str | None = None,
+    ) -> Path:
+        """Write this comparison as one self-contained HTML page: the means with significance
+        marks and intervals, wins/ties/losses, and — from the systems' own ``reports`` — the
+        per-query difference chart of each system; ``runs`` with ``qrels`` add a drill-down
+        showing the systems' rankings of one query side by side.
+
+        :param reports: each system's report, by the names the comparison uses.
+        :param runs: each system's run, by the same names.
+        :returns: ``path``.
+        :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
+        :raises ValueError: for runs without qrels (or the reverse), or an unknown system.
+        """
+        inputs = {"reports": reports, "runs": runs, "qrels": qrels, "corpus": corpus}
+        return write_html(self, path, **inputs, queries=queries, title=title)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -27,6 +29,8 @@ from ef.evaluation._report.frozen import (
     frozen_dict,
     frozen_dict_of_dicts,
 )
+from ef.evaluation._report.html_hook import write_html
+from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 __all__ = ["QueryFailure", "RagEvalReport", "RetrievalEvalReport"]
 
@@ -167,6 +171,31 @@ class RetrievalEvalReport(JsonReport):
             "mean": math.fsum(values) / len(values),
         }
 
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        run: Run | None = None,
+        qrels: Qrels | None = None,
+        corpus: Corpus | None = None,
+        queries: Queries | None = None,
+        title: str | None = None,
+    ) -> Path:
+        """Write this report as one self-contained HTML page (see ``docs/report.md``).
+
+        The page shows the manifest, the metrics, their curves over the cutoffs, the spread of
+        the primary metric over the queries, the latency, the failures and a sortable table of
+        the queries. With ``run`` and ``qrels`` it adds the interpolated precision-recall curve
+        and a drill-down per query (its top 20 with their grades, the relevant documents it
+        missed); ``corpus`` adds snippets of the documents shown, ``queries`` the query texts.
+
+        :returns: ``path``.
+        :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
+        :raises ValueError: if only one of ``run`` and ``qrels`` is given.
+        """
+        inputs = {"run": run, "qrels": qrels, "corpus": corpus, "queries": queries}
+        return write_html(self, path, **inputs, title=title)
+
 
 @attrs.frozen
 class RagEvalReport(JsonReport):
@@ -211,3 +240,20 @@ class RagEvalReport(JsonReport):
             )
         if len(set(self.sample_ids)) != len(self.sample_ids):
             raise ValueError("sample_ids must be unique: an id names one sample")
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        samples: Sequence[Mapping[str, Any]] | None = None,
+        title: str | None = None,
+    ) -> Path:
+        """Write this report as one self-contained HTML page: the metrics with their coverage
+        and a per-sample table (question, response, reference and contexts when ``samples``,
+        the samples the report scored in its order, are given).
+
+        :returns: ``path``.
+        :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
+        :raises ValueError: if ``samples`` does not match the report's samples.
+        """
+        return write_html(self, path, samples=samples, title=title)

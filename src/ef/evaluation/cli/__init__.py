@@ -39,9 +39,19 @@ _STDOUT_CLOSED = "standard output is closed"
 def _commands() -> tuple[ModuleType, ...]:
     # Imported when main() builds the parser, not with this package, so that Ctrl-C while they
     # import is caught like Ctrl-C anywhere else in the command.
-    from ef.evaluation.cli import compare, demo, fuse, metrics, plugins, rag, retrieval, run
+    from ef.evaluation.cli import (
+        compare,
+        demo,
+        fuse,
+        metrics,
+        plugins,
+        rag,
+        report,
+        retrieval,
+        run,
+    )
 
-    return (run, retrieval, rag, compare, fuse, metrics, plugins, demo)
+    return (run, retrieval, rag, compare, report, fuse, metrics, plugins, demo)
 
 
 def __getattr__(name: str) -> Any:

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "add_html_option",
     "add_judging_options",
     "count",
+    "html_path",
     "keyword_defaults",
     "parse_cutoffs",
     "parse_level",
@@ -193,3 +195,28 @@ def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
         for flag, keyword in _KEYWORDS.items()
         if (value := getattr(args, flag, None)) is not None
     }
+
+
+def html_path(text: str) -> str:
+    """An argparse type: a path ending in ``.html`` or ``.htm`` (so that a slip of the command
+    line cannot replace a run or qrels file with a page).
+
+    >>> html_path("report.html")
+    'report.html'
+    """
+    if not text.lower().endswith((".html", ".htm")):
+        raise argparse.ArgumentTypeError(f"expected a file name ending in .html, got {text!r}")
+    return text
+
+
+def add_html_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--html PATH``: also write the result as one self-contained HTML page.
+
+    :param what: what the page shows beyond the report, for the help text.
+    """
+    parser.add_argument(
+        "--html",
+        type=html_path,
+        metavar="PATH",
+        help=f"also write a visual report to PATH: one HTML page that opens offline ({what})",
+    )

@@ -28,6 +28,7 @@ from ef.evaluation import (
     read_trec_run,
     registry,
 )
+from ef.evaluation.cli._arguments import add_html_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -39,6 +40,7 @@ from ef.evaluation.cli._common import (
     read_qrels,
     write_output,
 )
+from ef.evaluation.cli._html import comparison_html
 from ef.evaluation.cli.run import run_names
 
 if TYPE_CHECKING:
@@ -142,6 +144,7 @@ def add_parser(subparsers: Subparsers) -> None:
         format_help="table (default), json (the comparison report), markdown, latex, or csv "
         "(one row per comparison)",
     )
+    add_html_option(parser, "with reports or runs, the per-query differences")
     parser.set_defaults(handler=handle)
 
 
@@ -302,6 +305,8 @@ def handle(args: argparse.Namespace) -> int:
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
     )
+    if args.html:
+        comparison_html(args.html, report, systems, qrels=qrels)
     if args.format == "table":
         to_terminal = args.output in (None, "-") and sys.stdout.isatty()
         tables = [report.to_table(plain=not to_terminal), report.to_details_table()]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import RagEvalReport, evaluate_rag, read_rag_samples, registry
+from ef.evaluation.cli._arguments import add_html_option
 from ef.evaluation.cli._common import (
     Cell,
     CliError,
@@ -56,6 +57,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("samples", metavar="SAMPLES", help="a JSON Lines file of RagSample objects")
     add_metric_options(parser, evaluate_rag, cutoffs=False)
     add_output_options(parser)
+    add_html_option(parser, "each sample's texts and values")
     parser.set_defaults(handler=handle)
 
 
@@ -132,4 +134,6 @@ def handle(args: argparse.Namespace) -> int:
     lines = [number for number, _ in samples]
     table = rag_table(title, report, lines, per_query=args.per_query)
     emit(args, table, report.to_dict(), inputs=[args.samples])
+    if args.html:
+        report.to_html(args.html, samples=[sample for _, sample in samples])
     return 0

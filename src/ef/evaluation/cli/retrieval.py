@@ -24,10 +24,12 @@ from ef.evaluation import (
     IncompleteEvaluationWarning,
     evaluate_retrieval,
     read_dataset,
+    read_trec_run,
     redact_url,
     registry,
     resolve_builtin,
 )
+from ef.evaluation.cli._arguments import add_html_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -43,6 +45,7 @@ from ef.evaluation.cli._common import (
     retrieval_table,
     seconds,
 )
+from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
@@ -175,6 +178,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     add_metric_options(parser, evaluate_retrieval, cutoffs=True)
     add_output_options(parser)
+    add_html_option(parser, "with --save-run, the per-query drill-down")
     parser.set_defaults(handler=handle)
 
 
@@ -266,6 +270,10 @@ def handle(args: argparse.Namespace) -> int:
             raise
         raise CliError(f"{error}; {journal.hint()}") from error
     journal.write_run(tag=_run_tag(redact_url(args.retriever)))
+    if args.html:
+        run = None if args.save_run is None else {args.retriever: read_trec_run(args.save_run)}
+        reports = {args.retriever: report}
+        runs_html(args.html, reports, runs=run, qrels=qrels, corpus=corpus, queries=queries)
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ef.evaluation import evaluate_run, read_trec_run, registry
+from ef.evaluation.cli._arguments import add_html_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -28,6 +29,7 @@ from ef.evaluation.cli._common import (
     retrieval_options,
     retrieval_table,
 )
+from ef.evaluation.cli._html import runs_html
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -63,6 +65,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     add_metric_options(parser, evaluate_run, cutoffs=True)
     add_output_options(parser)
+    add_html_option(parser, "several runs: compared with the first")
     parser.set_defaults(handler=handle)
 
 
@@ -91,14 +94,14 @@ def handle(args: argparse.Namespace) -> int:
     names = run_names(args.runs)
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
-    reports = {
-        name: evaluate_run(read_trec_run(path), qrels, **options)
-        for name, path in zip(names, args.runs, strict=True)
-    }
+    read = {name: read_trec_run(path) for name, path in zip(names, args.runs, strict=True)}
+    reports = {name: evaluate_run(run, qrels, **options) for name, run in read.items()}
     n_queries = next(iter(reports.values())).n_queries
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"
     table = retrieval_table(title, reports, label="run", per_query=args.per_query)
     data = {name: report.to_dict() for name, report in reports.items()}
     emit(args, table, data, inputs=[args.qrels, *args.runs])
+    if args.html:
+        runs_html(args.html, reports, runs=read, qrels=qrels)
     return 0

@@ -1,0 +1,147 @@
+"""The data of a comparison page: a :class:`ComparisonReport`, with the systems' own reports
+(their per-query values) and runs when given.
+
+A comparison report holds means and tests, not per-query values: the per-topic difference chart
+needs the systems' reports, the side-by-side drill-down their runs and the qrels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._html import charts
+from ef.evaluation._html.rankings import drilldowns, snippets
+from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
+
+__all__ = ["comparison_page", "differences", "per_query_values"]
+
+Run = Mapping[str, Sequence[str] | Mapping[str, float]]
+
+
+def per_query_values(report: RetrievalEvalReport | RagEvalReport, metric: str) -> dict[str, float]:
+    """Each query's (or named sample's) value of ``metric``, where it has one.
+
+    >>> per_query_values(RetrievalEvalReport({}, {'q1': {'ndcg@10': 0.5}, 'q2': {}}, 2, (10,)),
+    ...                  'ndcg@10')
+    {'q1': 0.5}
+    """
+    if isinstance(report, RetrievalEvalReport):
+        return {q: row[metric] for q, row in report.per_query.items() if metric in row}
+    return {
+        sample_id: value
+        for sample_id, row in zip(report.sample_ids, report.per_sample, strict=True)
+        if (value := row.get(metric)) is not None
+    }
+
+
+def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> list[dict[str, Any]]:
+    """``{"query", "difference"}`` for every query both have, largest gain first (ties by id).
+
+    >>> rows = differences({'q1': 0.25, 'q2': 0.75, 'q3': 0.5}, {'q1': 0.5, 'q2': 0.25, 'q3': 0.5})
+    >>> [(row['query'], row['difference']) for row in rows]
+    [('q2', 0.5), ('q3', 0.0), ('q1', -0.25)]
+    """
+    pairs = sorted(
+        ((value - baseline[query], query) for query, value in system.items() if query in baseline),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    return [{"query": query, "difference": difference} for difference, query in pairs]
+
+
+def _means(report: ComparisonReport) -> list[dict[str, Any]]:
+    rows = []
+    for system in report.systems:
+        cells = []
+        for metric in report.metrics:
+            cell: dict[str, Any] = {
+                "mean": report.means[system][metric],
+                "significant": False,
+                "interval": None,
+                "p": None,
+            }
+            if system != report.baseline:
+                row = report.comparison(system, metric)
+                cell["significant"] = report.significant(system, metric)
+                cell["interval"] = row.confidence_interval
+                cell["p"] = row.adjusted_p_values.get(report.tests[0]) if report.tests else None
+            cells.append(cell)
+        rows.append({"system": system, "baseline": system == report.baseline, "cells": cells})
+    return rows
+
+
+def comparison_page(
+    report: ComparisonReport,
+    *,
+    reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
+    runs: Mapping[str, Run] | None = None,
+    qrels: Mapping[str, Mapping[str, float]] | None = None,
+    corpus: Mapping[str, str] | None = None,
+    queries: Mapping[str, str] | None = None,
+    title: str | None = None,
+) -> dict[str, Any]:
+    """Everything a comparison page shows, as JSON-ready data.
+
+    :param reports: each system's own report, by the names the comparison uses: the per-query
+        difference chart needs them.
+    :param runs: each system's run; with ``qrels``, the side-by-side drill-down.
+    :raises ValueError: for runs without qrels (or the reverse), or a report or run of a
+        system the comparison does not hold.
+    """
+    if (runs is None) != (qrels is None):
+        raise ValueError("the drill-down needs both runs and qrels: give both or neither")
+    for label, given in (("reports", reports), ("runs", runs)):
+        unknown = sorted(set(given or {}) - set(report.systems))
+        if unknown:
+            raise ValueError(
+                f"{label} names {unknown[0]!r}, which the comparison does not hold "
+                f"(systems: {', '.join(report.systems)})"
+            )
+    metric = "ndcg@10" if "ndcg@10" in report.metrics else report.metrics[0]
+    chart_specs: dict[str, Any] = {}
+    query_ids: list[str] = []
+    by_query: dict[str, dict[str, float]] = {}
+    if reports is not None and report.baseline in reports:
+        baseline = per_query_values(reports[report.baseline], metric)
+        query_ids = sorted(baseline)
+        for system in report.systems:
+            if system == report.baseline or system not in reports:
+                continue
+            rows = differences(per_query_values(reports[system], metric), baseline)
+            by_query[system] = {row["query"]: row["difference"] for row in rows}
+            chart_specs[f"difference:{system}"] = charts.difference_bars(
+                f"{system} − {report.baseline}: {metric} per query", rows
+            )
+    drill: dict[str, dict[str, Any]] = {}
+    if runs is not None and qrels is not None:
+        query_ids = query_ids or sorted({q for run in runs.values() for q in run} & set(qrels))
+        by_system = {name: drilldowns(query_ids, run, qrels) for name, run in runs.items()}
+        drill = {q: {name: pages[q] for name, pages in by_system.items()} for q in query_ids}
+    texts = queries or {}
+    return {
+        "kind": "comparison",
+        "title": title or f"Comparison against {report.baseline}",
+        "baseline": report.baseline,
+        "systems": list(report.systems),
+        "metrics": list(report.metrics),
+        "chart_metric": metric,
+        "n_queries": report.n_queries,
+        "tests": list(report.tests),
+        "correction": report.correction,
+        "alpha": report.alpha,
+        "confidence_level": report.confidence_level,
+        "means": _means(report),
+        "outcomes": [
+            [row.system, row.metric, row.wins, row.ties, row.losses, row.difference]
+            for row in report.comparisons
+        ],
+        "charts": chart_specs,
+        "columns": ["query", "text", *(f"{name} − {report.baseline}" for name in by_query)],
+        "text_columns": 2,
+        "rows": [
+            [q, texts.get(q), *(values.get(q) for values in by_query.values())] for q in query_ids
+        ],
+        "drilldowns": drill,
+        "snippets": snippets((page for pages in drill.values() for page in pages.values()), corpus),
+    }

@@ -1,0 +1,69 @@
+"""The HTML pages of ``--html`` and ``ef-eval report``: one report's evaluation page, or the
+comparison page of several, with their runs and qrels when the command has them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare, evaluate_run
+from ef.evaluation.cli._common import EXIT_USAGE, CliError
+
+if TYPE_CHECKING:
+    from ef.evaluation import Qrels, Run
+
+__all__ = ["comparison_html", "runs_html"]
+
+
+def runs_html(
+    path: str,
+    reports: Mapping[str, RetrievalEvalReport],
+    *,
+    runs: Mapping[str, Run] | None,
+    qrels: Qrels | None,
+    baseline: str | None = None,
+    title: str | None = None,
+    **texts: Any,
+) -> None:
+    """One report: its evaluation page; several: compared, their comparison page.
+
+    :param texts: ``corpus`` and ``queries``, when known.
+    """
+    if len(reports) == 1:
+        ((name, report),) = reports.items()
+        run = None if runs is None else runs[name]
+        report.to_html(path, run=run, qrels=None if run is None else qrels, title=title, **texts)
+        return
+    baseline = baseline or next(iter(reports))
+    if baseline not in reports:
+        raise CliError(
+            f"--baseline {baseline!r} is none of {', '.join(reports)}", exit_code=EXIT_USAGE
+        )
+    comparison = compare(reports, baseline=baseline, tests=("randomization",))
+    comparison_html(path, comparison, reports, runs=runs, qrels=qrels, title=title, **texts)
+
+
+def comparison_html(
+    path: str,
+    comparison: ComparisonReport,
+    systems: Mapping[str, Any],
+    *,
+    runs: Mapping[str, Run] | None = None,
+    qrels: Qrels | None = None,
+    **options: Any,
+) -> None:
+    """The comparison page of ``systems``: reports, or runs scored against ``qrels``."""
+    if qrels is not None and runs is None:
+        # The systems are runs: score each once more for the per-query differences.
+        runs = systems
+        keys = [key.partition("@") for key in comparison.metrics]
+        metrics = list(dict.fromkeys(name for name, _, _ in keys))
+        cutoffs = sorted({int(k) for _, _, k in keys if k.isdigit()}) or [10]
+        systems = {
+            name: evaluate_run(run, qrels, metrics=metrics, k_values=cutoffs)
+            for name, run in runs.items()
+        }
+    reports = {name: value for name, value in systems.items() if not isinstance(value, Mapping)}
+    comparison.to_html(
+        path, reports=reports or None, runs=runs, qrels=None if runs is None else qrels, **options
+    )
