@@ -23,6 +23,10 @@ BM25_PROTOCOL: Mapping[str, Any] = {
     "stopwords": "en",
     "splitter": r"(?u)\b\w\w+\b",
     "lower": True,
+    # Every word of the corpus is in the vocabulary. Indexes saved before this key existed
+    # could miss words first seen after their first 4,096 segments; the new key changes the
+    # identity, so such an index is rebuilt instead of reused.
+    "vocabulary": "whole corpus",
 }
 """BM25 as bm25s benchmarks it on BEIR: Lucene's variant with ``k1=1.5, b=0.75``, lower-cased
 words of two or more letters or digits, English stop words, the Snowball English stemmer."""
@@ -82,8 +86,13 @@ class Bm25Index(SegmentIndex):
         tokens: list[list[int]] = []
         with reporter.stage("tokenizing", len(texts), "segments") as advance:
             for first in range(0, len(texts), _TOKENIZE_CHUNK):
+                # update_vocab=True: bm25s's default grows the vocabulary only while it is
+                # empty, which would drop every word first seen after the first chunk.
                 tokens += self._tokenizer.tokenize(
-                    texts[first : first + _TOKENIZE_CHUNK], show_progress=False, return_as="ids"
+                    texts[first : first + _TOKENIZE_CHUNK],
+                    update_vocab=True,
+                    show_progress=False,
+                    return_as="ids",
                 )
                 advance(len(tokens))
         self._bm25 = _engine(bm25s)
