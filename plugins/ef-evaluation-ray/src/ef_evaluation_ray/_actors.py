@@ -41,8 +41,7 @@ def _portable(results: Any) -> Any:
     return results
 
 
-@ray.remote
-class Replica:
+class _Replica:
     """One copy of the retriever ``factory()`` builds, answering searches."""
 
     def __init__(self, factory: Callable[[], Any]) -> None:
@@ -70,6 +69,10 @@ class Replica:
         return _portable(results)
 
 
+Replica: Any = ray.remote(_Replica)
+"""The replica as a Ray actor class."""
+
+
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
@@ -80,8 +83,7 @@ def statistics_of(texts: Sequence[str]) -> CollectionStatistics:
     return shard_statistics(texts)
 
 
-@ray.remote
-class Shard:
+class _Shard:
     """One shard of a corpus, indexed: BM25 with the collection's statistics, or dense."""
 
     def __init__(
@@ -103,3 +105,7 @@ class Shard:
 
     def search(self, query: str, limit: int) -> list[Any]:
         return list(self._index.search(query, limit=limit, per_document=True))
+
+
+Shard: Any = ray.remote(_Shard)
+"""The shard as a Ray actor class."""
