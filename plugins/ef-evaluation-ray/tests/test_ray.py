@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,12 +14,13 @@ from typing import Any
 import anyio
 import pytest
 import ray.cloudpickle
+
+import ef_evaluation_ray
+from ef.evaluation import evaluate_retrieval, evaluate_retrieval_async
+from ef.source_manager import ingest
 from ef_evaluation_ray import RayRetriever, ShardedIndex
 from ef_evaluation_ray._bm25_shard import CollectionStatistics, GlobalBm25Shard, shard_statistics
 from ef_evaluation_ray._sharded import merge_hits, split_corpus
-
-from ef.evaluation import evaluate_retrieval, evaluate_retrieval_async
-from ef.source_manager import ingest
 
 pytestmark = pytest.mark.usefixtures("cluster")
 
@@ -219,5 +221,48 @@ async def test_a_node_lost_with_a_query_in_flight_loses_nothing(
         assert len(asked(tmp_path)) == before  # nothing asked again
         assert resumed.manifest["journal"]["resumed"] == len(QUERIES)
         assert resumed.metrics == local_report.metrics
+    finally:
+        retriever.shutdown()
+
+
+def test_loading_the_plugin_imports_nothing_of_ray() -> None:
+    code = "import sys, ef_evaluation_ray; print('ray' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_the_plugin_hook_adapts_ray_retrievers_to_their_async_search() -> None:
+    retriever = RayRetriever(functools.partial(ingest, CORPUS))
+    adapted = ef_evaluation_ray.ef_evaluation_adapt_retriever(retriever)
+    assert adapted == retriever.search
+    assert ef_evaluation_ray.ef_evaluation_adapt_retriever(ingest(CORPUS)) is None
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"replicas": 0}, "replicas must be an int >= 1, got 0"),
+        ({"num_cpus": -1}, "num_cpus must be a number >= 0, got -1"),
+        ({"num_gpus": float("nan")}, "num_gpus must be a number >= 0, got nan"),
+        ({"actor_concurrency": True}, "actor_concurrency must be an int >= 1, got True"),
+        ({"max_restarts": -2}, "max_restarts must be an int >= -1, got -2"),
+    ],
+)
+def test_bad_options_are_refused_before_any_actor_starts(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        RayRetriever(functools.partial(ingest, CORPUS), **options)
+    with pytest.raises(TypeError, match="factory must be a callable"):
+        RayRetriever("load_index")  # type: ignore[arg-type]
+
+
+def test_a_factory_error_surfaces_as_the_factory_raised_it() -> None:
+    retriever = RayRetriever(functools.partial(ingest, CORPUS, embedder="tfidf"), num_cpus=0.5)
+    try:
+        with pytest.raises(ValueError, match="unknown embedder 'tfidf'"):
+            retriever.start()
     finally:
         retriever.shutdown()

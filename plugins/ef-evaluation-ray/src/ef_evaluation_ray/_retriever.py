@@ -175,7 +175,6 @@ class RayRetriever:
     def describe(self) -> dict[str, Any]:
         """Replicas, the nodes they run on, resources: ``manifest["retriever_info"]``."""
         import ray
-
         from ray.exceptions import RayActorError
 
         places: list[dict[str, Any]] = []
