@@ -41,22 +41,39 @@ def _portable(results: Any) -> Any:
     return results
 
 
-class _Replica:
+class _Built:
+    """An actor that keeps the error of building what it serves, and raises it from every call:
+    Ray reports an error in an actor's constructor only as a message, the error itself lost."""
+
+    _failure: Exception | None = None
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+
+class _Replica(_Built):
     """One copy of the retriever ``factory()`` builds, answering searches."""
 
     def __init__(self, factory: Callable[[], Any]) -> None:
-        self._retriever = factory()
         self._prepared: dict[int, PreparedRetriever] = {}
+        try:
+            self._retriever = factory()
+        except Exception as error:
+            self._failure = error
 
     def ready(self) -> dict[str, Any]:
         """Where the replica runs, once its retriever is built."""
+        self._check()
         return _where()
 
     def identity(self) -> str:
         """The retriever's identity, as an in-process evaluation would record it."""
+        self._check()
         return retriever_identity(self._retriever)
 
     def search(self, query: str, limit: int) -> Any:
+        self._check()
         prepared = self._prepared.get(limit)
         if prepared is None:
             prepared = self._prepared[limit] = prepare_retriever(
@@ -83,7 +100,7 @@ def statistics_of(texts: Sequence[str]) -> CollectionStatistics:
     return shard_statistics(texts)
 
 
-class _Shard:
+class _Shard(_Built):
     """One shard of a corpus, indexed: BM25 with the collection's statistics, or dense."""
 
     def __init__(
@@ -94,16 +111,21 @@ class _Shard:
         options: dict[str, Any],
     ) -> None:
         self.documents = len(documents)
-        if embedder == "bm25":
-            assert statistics is not None
-            self._index: Any = GlobalBm25Shard(whole_documents(documents), statistics)
-        else:
-            self._index = ingest(documents, embedder=embedder, **options)
+        try:
+            if embedder == "bm25":
+                assert statistics is not None
+                self._index: Any = GlobalBm25Shard(whole_documents(documents), statistics)
+            else:
+                self._index = ingest(documents, embedder=embedder, **options)
+        except Exception as error:
+            self._failure = error
 
     def ready(self) -> dict[str, Any]:
+        self._check()
         return {**_where(), "documents": self.documents}
 
     def search(self, query: str, limit: int) -> list[Any]:
+        self._check()
         return list(self._index.search(query, limit=limit, per_document=True))
 
 

@@ -34,11 +34,9 @@ def started(handles: list[Any]) -> list[dict[str, Any]]:
     try:
         return list(ray.get([handle.ready.remote() for handle in handles]))
     except Exception as error:
+        for handle in handles:  # a half-started retriever holds resources nobody can use
+            ray.kill(handle)
         cause = unwrapped(error)
-        if cause is error:
-            # An actor whose constructor failed dies; Ray keeps the error as its cause.
-            cause = getattr(error, "cause", None) or error
-            cause = unwrapped(cause)
         if cause is error:
             raise
         raise cause from error
@@ -127,7 +125,12 @@ class RayRetriever:
 
         :raises Exception: the factory's error, when a replica could not build its retriever.
         """
-        started(self._actors())
+        try:
+            started(self._actors())
+        except BaseException:
+            with self._lock:
+                self._handles = None  # killed by started(); the next start begins afresh
+            raise
         return self
 
     @property
