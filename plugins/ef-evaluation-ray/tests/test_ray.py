@@ -162,6 +162,7 @@ class Gated:
         self.node = ray.get_runtime_context().get_node_id()
         self.folder = Path(folder)
         self.index = ingest(CORPUS)
+        self.retriever_id = self.index.retriever_id  # it answers as the index does
 
     def search(self, query: str, *, limit: int = 10) -> Any:
         doomed = self.node == (self.folder / "victim").read_text()
@@ -221,6 +222,9 @@ async def test_a_node_lost_with_a_query_in_flight_loses_nothing(
         assert len(asked(tmp_path)) == before  # nothing asked again
         assert resumed.manifest["journal"]["resumed"] == len(QUERIES)
         assert resumed.metrics == local_report.metrics
+        # No cluster in the journal's identity: the in-process index resumes it as well.
+        local = evaluate_retrieval(ingest(CORPUS), QRELS, QUERIES, journal=journal, **OPTIONS)
+        assert local.manifest["journal"]["resumed"] == len(QUERIES)
     finally:
         retriever.shutdown()
 

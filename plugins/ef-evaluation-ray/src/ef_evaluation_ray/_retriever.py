@@ -135,7 +135,9 @@ class RayRetriever:
 
     @property
     def retriever_id(self) -> str:
-        """The identity in journals and the manifest (never a cluster address)."""
+        """The identity in journals and the manifest (never a cluster address): ``retriever_id=``
+        or, asked of a replica, the identity of the retriever it built — reading it then starts
+        the replicas and waits for them, as :meth:`start` does."""
         if self._identity is None:
             import ray
 
