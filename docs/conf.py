@@ -76,6 +76,7 @@ GUIDE_ORDER = (
     "beir",
     "remote",
     "journal",
+    "cluster",
     "trec",
     "metrics",
     "compare",

@@ -67,10 +67,12 @@ class PreparedRetriever:
 
     :ivar call: ``call(query_text)`` → results (an awaitable when ``is_async``).
     :ivar is_async: whether ``call`` returns an awaitable.
+    :ivar adapter: what the plugin adapted the retriever to, before ``limit`` was bound.
     """
 
     call: Callable[[str], Any]
     is_async: bool
+    adapter: Callable[..., Any] | None = None
 
 
 def qualified_name(obj: object) -> str:
@@ -99,7 +101,7 @@ def prepare_retriever(
         )
     # Without limit= the results are cut to ``limit`` when they are mapped to doc ids.
     call: Callable[[str], Any] = functools.partial(fn, limit=limit) if _accepts_limit(fn) else fn
-    return PreparedRetriever(call, _is_async(fn))
+    return PreparedRetriever(call, _is_async(fn), fn)
 
 
 class DocIds(NamedTuple):

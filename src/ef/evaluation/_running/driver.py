@@ -9,8 +9,9 @@ public functions of :mod:`ef.evaluation._plugins`, and handed to the pure layers
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -36,7 +37,7 @@ from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.plan import QueryPlan, fingerprint
 from ef.evaluation._types import Qrels, Queries
 
-__all__ = ["RetrieverRun", "plan_queries", "retriever_identity"]
+__all__ = ["RetrieverRun", "describe_retriever", "plan_queries", "retriever_identity"]
 
 
 def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions) -> QueryPlan:
@@ -83,6 +84,9 @@ class RetrieverRun:
         self.queries = queries
         self.prepared: PreparedRetriever = prepare_retriever(retriever, limit, adapt_retriever)
         self.retriever_id = retriever_identity(retriever, options.retriever_id)
+        self._describe = _describer(retriever, self.prepared)
+        if self._describe is not None:
+            describe_retriever(self._describe, self.retriever_id)  # a broken describe() fails now
         # What was given, resolved: what the manifest and the journal's fingerprint record.
         self.options = attrs.evolve(options, limit=limit, retriever_id=self.retriever_id)
         self.sheet.parameters.update(self.options.recorded())
@@ -199,6 +203,9 @@ class RetrieverRun:
 
     def report(self) -> RetrievalEvalReport:
         extra: dict[str, Any] = {"retriever": self.retriever_id}
+        if self._describe is not None:
+            # Asked again at the end: a cluster's replicas may have moved or restarted meanwhile.
+            extra["retriever_info"] = describe_retriever(self._describe, self.retriever_id)
         if self.journal is not None:
             extra["journal"] = {"path": os.fspath(self.journal.path), "resumed": self.resumed}
         return self.sheet.report(extra)
@@ -213,3 +220,62 @@ def retriever_identity(retriever: object, retriever_id: str | None = None) -> st
     if isinstance(own, str):
         return own
     return qualified_name(retriever)
+
+
+def _describer(retriever: object, prepared: PreparedRetriever) -> Callable[[], Any] | None:
+    """The retriever's ``describe`` method, else its adapter's (a plugin's adapter may describe
+    what it wraps), or ``None``."""
+    for owner in (retriever, prepared.adapter):
+        describe = getattr(owner, "describe", None)
+        if callable(describe):
+            return describe  # type: ignore[no-any-return]
+    return None
+
+
+def _key_not_a_string(value: Any) -> object | None:
+    """A mapping key in ``value`` that is not a string (``json`` would turn it into one)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return key  # type: ignore[no-any-return]
+            found = _key_not_a_string(item)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found = _key_not_a_string(item)
+            if found is not None:
+                return found
+    return None
+
+
+def describe_retriever(describe: Callable[[], Any], retriever_id: str) -> dict[str, Any]:
+    """What ``describe()`` says about a retriever, as the plain JSON object the manifest records
+    under ``retriever_info``.
+
+    :raises TypeError: when ``describe()`` returns anything but a mapping with string keys of
+        JSON values (finite numbers, strings, booleans, ``None``, lists and such mappings).
+    """
+    try:
+        info = describe()
+    except Exception as error:
+        error.add_note(f"in describe() of retriever {retriever_id!r}")
+        raise
+    problem = None
+    if not isinstance(info, Mapping):
+        problem = f"returned {info!r:.60} ({type(info).__qualname__}), not a mapping"
+    elif (key := _key_not_a_string(info)) is not None:
+        problem = f"returned a mapping that is not plain JSON: the key {key!r:.60} is no string"
+    else:
+        try:
+            # The manifest is written as strict JSON; a round trip also makes a private copy.
+            text = json.dumps(info, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as error:
+            problem = f"returned a mapping that is not plain JSON: {error}"
+        else:
+            return dict(json.loads(text))
+    raise TypeError(
+        f"describe() of retriever {retriever_id!r} {problem}; it must return a JSON object "
+        "(string keys; finite numbers, strings, booleans, None, lists and objects), which the "
+        "report records as manifest['retriever_info']"
+    )

@@ -114,7 +114,10 @@ def evaluate_retrieval(
         trec_eval ranks a run (ties by doc id descending); its scores must be finite numbers.
         Anything else — ``None`` (a forgotten ``return``), a set, a string, a number, a
         coroutine nobody awaited, a doc id that is not a string — fails that query as an
-        error of the retriever would (see ``on_error``); it is never scored 0.
+        error of the retriever would (see ``on_error``); it is never scored 0. A retriever —
+        or the callable a plugin adapted it to — with ``describe()`` returning a JSON object is
+        recorded as ``report.manifest["retriever_info"]``, asked before the first query and
+        when the report is made; a ``describe()`` returning anything else is a ``TypeError``.
     :param qrels: the relevance judgements — ``{query_id: {doc_id: relevance}}``. Queries with no
         positive judgement are skipped. Grades must be finite numbers: a NaN or infinite grade
         is refused before anything runs, naming the query and the doc.

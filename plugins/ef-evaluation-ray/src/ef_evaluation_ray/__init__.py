@@ -1,0 +1,28 @@
+"""ef-evaluation plugin: evaluate retrievers and indexes spread over a Ray cluster.
+
+:class:`RayRetriever` builds a retriever in each of N Ray actors and searches through them;
+:meth:`RayRetriever.sharded` splits a corpus's index over actors. Both are async retrievers
+with ``describe()``, so ``evaluate_retrieval`` runs them as any other retriever and records
+their replicas, shards, nodes and resources in ``manifest["retriever_info"]``.
+
+Loading the plugin imports nothing of Ray: Ray is imported when a retriever starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ef.evaluation import hookimpl
+from ef_evaluation_ray._retriever import RayRetriever
+from ef_evaluation_ray._sharded import ShardedIndex
+
+__all__ = ["RayRetriever", "ShardedIndex"]
+
+
+@hookimpl
+def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
+    """A :class:`RayRetriever` or :class:`ShardedIndex` is searched through its actors."""
+    if isinstance(retriever, RayRetriever | ShardedIndex):
+        return retriever.search
+    return None

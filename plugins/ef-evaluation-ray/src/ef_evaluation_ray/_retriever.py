@@ -1,0 +1,215 @@
+"""``RayRetriever``: a retriever built once in each of N Ray actors, searched through them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ef_evaluation_ray._calls import await_refs, unwrapped
+
+__all__ = ["RayRetriever", "check_resources"]
+
+
+def check_resources(num_cpus: float, num_gpus: float) -> None:
+    """:raises ValueError: for a negative or non-numeric resource request."""
+    for name, value in (("num_cpus", num_cpus), ("num_gpus", num_gpus)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+
+
+def _count(name: str, value: object, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    return value
+
+
+def started(handles: list[Any]) -> list[dict[str, Any]]:
+    """Wait until every actor has built its retriever; where each runs.
+
+    :raises Exception: the factory's own error when an actor could not build its retriever.
+    """
+    import ray
+
+    try:
+        return list(ray.get([handle.ready.remote() for handle in handles]))
+    except Exception as error:
+        for handle in handles:  # a half-started retriever holds resources nobody can use
+            ray.kill(handle)
+        cause = unwrapped(error)
+        if cause is error:
+            raise
+        raise cause from error
+
+
+class RayRetriever:
+    """A retriever spread over Ray actors: each replica builds its own copy with ``factory()``
+    (loading its model or index once) and answers searches; ``evaluate_retrieval`` awaits the
+    replicas as it awaits any async retriever, so ``max_concurrency``, timeouts, retries,
+    ``on_error``, progress and journals work as they do in-process.
+
+    Each search goes to the replica with the fewest searches in flight. When a replica dies
+    (its node is lost, its process crashes), Ray restarts it (up to ``max_restarts`` times) but
+    fails the searches it was answering with a ``RayActorError``; those are resubmitted here to
+    another replica, once per replica, so a lost node costs time, not queries. Each search is
+    answered once: nothing is scored twice.
+
+    :param factory: builds the retriever in an actor — a picklable callable without arguments,
+        e.g. ``functools.partial(ef.source_manager.load_index, "/shared/index")``.
+    :param replicas: how many actors.
+    :param num_cpus: CPUs Ray reserves for each actor.
+    :param num_gpus: GPUs Ray reserves for each actor (a model on ``"cuda"`` sees its own).
+    :param actor_concurrency: searches one actor answers at once, in threads (the retriever
+        must then be thread-safe).
+    :param max_restarts: how often Ray restarts a dead actor (``-1``: always).
+    :param retriever_id: the identity recorded in journals and the manifest; by default the
+        identity of the retriever the actors build (as an in-process evaluation records it),
+        so a journal resumes on another cluster, or in-process.
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        replicas: int = 1,
+        num_cpus: float = 1,
+        num_gpus: float = 0,
+        actor_concurrency: int = 1,
+        max_restarts: int = 3,
+        retriever_id: str | None = None,
+    ) -> None:
+        if not callable(factory):
+            raise TypeError(f"factory must be a callable building the retriever, got {factory!r}")
+        check_resources(num_cpus, num_gpus)
+        self.factory = factory
+        self.replicas = _count("replicas", replicas, 1)
+        self.actor_concurrency = _count("actor_concurrency", actor_concurrency, 1)
+        self.max_restarts = _count("max_restarts", max_restarts, -1)
+        self.num_cpus, self.num_gpus = num_cpus, num_gpus
+        self._identity = retriever_id
+        self._handles: list[Any] | None = None
+        self._in_flight: list[int] = []
+        self._turn = 0
+        self._lock = threading.Lock()  # trio runs searches from worker threads too
+        self.resubmitted = 0
+        """How many searches went to another replica because theirs died."""
+
+    @classmethod
+    def sharded(cls, corpus: Any, **options: Any) -> Any:
+        """A corpus split over actors, searched by scatter-gather: see
+        :class:`~ef_evaluation_ray.ShardedIndex`."""
+        from ef_evaluation_ray._sharded import ShardedIndex
+
+        return ShardedIndex(corpus, **options)
+
+    def _actors(self) -> list[Any]:
+        with self._lock:
+            if self._handles is None:
+                from ef_evaluation_ray._actors import Replica
+
+                options = Replica.options(
+                    num_cpus=self.num_cpus,
+                    num_gpus=self.num_gpus,
+                    max_concurrency=self.actor_concurrency,
+                    max_restarts=self.max_restarts,
+                    max_task_retries=0,  # resubmitted here, to another replica
+                    scheduling_strategy="SPREAD",
+                )
+                self._handles = [options.remote(self.factory) for _ in range(self.replicas)]
+                self._in_flight = [0] * self.replicas
+            return self._handles
+
+    def start(self) -> RayRetriever:
+        """Start the replicas and wait until each has built its retriever (the first search
+        does this otherwise).
+
+        :raises Exception: the factory's error, when a replica could not build its retriever.
+        """
+        try:
+            started(self._actors())
+        except BaseException:
+            with self._lock:
+                self._handles = None  # killed by started(); the next start begins afresh
+            raise
+        return self
+
+    @property
+    def retriever_id(self) -> str:
+        """The identity in journals and the manifest (never a cluster address): ``retriever_id=``
+        or, asked of a replica, the identity of the retriever it built — reading it then starts
+        the replicas and waits for them, as :meth:`start` does."""
+        if self._identity is None:
+            import ray
+
+            handle = self.start()._actors()[0]
+            self._identity = str(ray.get(handle.identity.remote()))
+        return self._identity
+
+    def _choose(self, tried: set[int]) -> tuple[int, Any]:
+        handles = self._actors()
+        with self._lock:
+            count = len(handles)
+            index = min(
+                (i for i in range(count) if i not in tried),
+                key=lambda i: (self._in_flight[i], (i - self._turn) % count),
+            )
+            self._turn = (index + 1) % count
+            self._in_flight[index] += 1
+            return index, handles[index]
+
+    async def search(self, query: str, *, limit: int = 10) -> Any:
+        """The results of the retriever in one replica, as it returned them."""
+        from ray.exceptions import RayActorError
+
+        tried: set[int] = set()
+        while True:
+            index, handle = self._choose(tried)
+            try:
+                (results,) = await await_refs([handle.search.remote(query, limit)])
+                return results
+            except RayActorError:
+                tried.add(index)
+                if len(tried) == self.replicas:
+                    raise
+                with self._lock:
+                    self.resubmitted += 1
+            finally:
+                with self._lock:
+                    self._in_flight[index] -= 1
+
+    def describe(self) -> dict[str, Any]:
+        """Replicas, the nodes they run on, resources: ``manifest["retriever_info"]``."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        places: list[dict[str, Any]] = []
+        for handle in self._actors():
+            ref = handle.ready.remote()
+            ready, _ = ray.wait([ref], timeout=10)
+            try:
+                if not ready:
+                    raise TimeoutError("no answer in 10 s")
+                places.append(ray.get(ref))
+            except (RayActorError, TimeoutError) as error:
+                # Dead or restarting: the report says so rather than waiting for it.
+                places.append({"node": None, "gpus": [], "unavailable": type(error).__name__})
+        return {
+            "engine": "ray",
+            "ray_version": ray.__version__,
+            "replicas": self.replicas,
+            "nodes": sorted({p["node"] for p in places if p["node"] is not None}),
+            "actors": places,
+            "resources": {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus},
+            "actor_concurrency": self.actor_concurrency,
+            "max_restarts": self.max_restarts,
+            "resubmitted": self.resubmitted,
+        }
+
+    def shutdown(self) -> None:
+        """Stop the replicas (they stop with the Ray session otherwise)."""
+        import ray
+
+        with self._lock:
+            handles, self._handles = self._handles, None
+        for handle in handles or ():
+            ray.kill(handle)
