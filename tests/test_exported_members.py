@@ -79,9 +79,11 @@ ADDED_NAMES = {
     "list_plugins",
     "measure_catalogue",
     "read_dataset",
+    "read_run",
     "read_trec_qrels",
     "read_trec_run",
     "registry",
+    "write_run",
     "write_trec_qrels",
     "write_trec_run",
 }

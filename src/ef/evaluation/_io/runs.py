@@ -88,8 +88,8 @@ def _read_json(path: PathArg) -> dict[str, dict[str, float]]:
     with open_text(path) as text:
         try:
             document = loads_strict(text.read())
-        except JsonProblem as problem:
-            raise DatasetFormatError(path, 1, str(problem), _JSON_EXPECTED) from None
+        except JsonProblem as error:
+            raise DatasetFormatError(path, 1, str(error), _JSON_EXPECTED) from None
     if not isinstance(document, dict):
         raise DatasetFormatError(path, 1, "the document is no JSON object", _JSON_EXPECTED)
     run: dict[str, dict[str, float]] = {}
@@ -156,7 +156,7 @@ def _jsonl_record(path: PathArg, number: int, line: str) -> tuple[str, str, floa
 
 
 def _read_parquet(path: PathArg) -> dict[str, Any]:
-    import pyarrow.parquet as parquet
+    import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     try:
         table = parquet.read_table(path)
@@ -229,8 +229,8 @@ def _check_row(query_id: str, ranked: list[str], scores: list[float]) -> None:
 
 
 def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
-    import pyarrow as arrow
-    import pyarrow.parquet as parquet
+    import pyarrow as arrow  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     columns: dict[str, list[Any]] = {"q_id": [], "doc_id": [], "score": []}
     for query_id, ranked, scores in scored_rows(run):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import Any
 
-from ef.evaluation._exceptions import DatasetFormatError, PluginWarning
+from ef.evaluation._exceptions import DatasetFormatError, EvaluationError, PluginWarning
 from ef.evaluation._io.files import READ_ERRORS, PathArg, open_binary, open_text
 from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
 from ef.evaluation._io.qrels import RUN, line_error
@@ -40,8 +40,11 @@ GROUPED = "a run grouped by query: all lines of a query together, as trec_eval w
 _QUICK_LENGTH = MAX_TREC_LINE // 4
 
 
-class StreamDeclined(Exception):
-    """A plugin's streaming parser gave up on the file: the built-in reader reads it again."""
+class StreamDeclined(EvaluationError):
+    """A plugin's streaming parser gave up on the file: the built-in reader reads it again.
+
+    Internal: it never leaves :func:`~ef.evaluation.evaluate_run`.
+    """
 
 
 def trec_queries(path: PathArg) -> Iterator[QueryScores]:
@@ -128,7 +131,7 @@ def _raise_repeated_doc(path: PathArg, qid: str, start: int) -> None:
     raise RuntimeError(f"{path} changed while it was being read")  # pragma: no cover
 
 
-ByQuery = Callable[[IO[bytes]], Iterator[QueryScores]]
+ByQuery = Callable[[Any], Iterator[QueryScores]]
 """A plugin's streaming form of its TREC run parser: ``by_query(stream)``."""
 
 
