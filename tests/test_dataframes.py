@@ -295,15 +295,16 @@ def test_a_rag_report_has_a_row_per_sample_and_metric(library):
     [(sample_id, metric, value)] = _native(nameless, library).iter_rows()
     assert (sample_id, metric, _missing_as_none(value)) == ("0", "m", None)
 
-
-def _missing_as_none(value: float | None) -> float | None:
-    """A value that did not apply: None, or NaN where pandas has no None for floats."""
-    return None if value is None or value != value else value
     means = _native(report, library, means=True)
     assert means.columns == ["metric", "value", "coverage"]
     assert {m: (v, c) for m, v, c in means.iter_rows()} == {
         m: (v, report.coverage[m]) for m, v in report.metrics.items()
     }
+
+
+def _missing_as_none(value: float | None) -> float | None:
+    """A value that did not apply: None, or NaN where pandas has no None for floats."""
+    return None if value is None or value != value else value
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
