@@ -64,7 +64,7 @@ def parse_trec_run_by_query(
         twice for a query: the caller lets the built-in reader name the line.
 
     >>> import io
-    >>> run = b"q1 Q0 d1 1 2.5 x\nq1 Q0 d2 2 0.5 x\nq2 Q0 d1 1 1 x\n"
+    >>> run = b"q1 Q0 d1 1 2.5 x\\nq1 Q0 d2 2 0.5 x\\nq2 Q0 d1 1 1 x\\n"
     >>> list(parse_trec_run_by_query(io.BytesIO(run)))
     [('q1', {'d1': 2.5, 'd2': 0.5}), ('q2', {'d1': 1.0})]
     """
