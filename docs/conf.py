@@ -77,6 +77,7 @@ GUIDE_ORDER = (
     "remote",
     "journal",
     "trec",
+    "dataframes",
     "compare",
     "fusion",
     "rag",
