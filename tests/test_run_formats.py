@@ -39,7 +39,7 @@ runs = st.dictionaries(ids, st.dictionaries(ids, scores, min_size=1, max_size=5)
 
 
 @pytest.mark.parametrize("kind", NAMES)
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(run=runs)
 def test_every_format_reads_back_the_run_it_wrote(kind, run):
     with tempfile.TemporaryDirectory() as tmp:
