@@ -12,6 +12,9 @@ Sections, each in its own process so that none inherits another's memory or numb
 - ``imports``: ``import <tool>`` in fresh interpreters, median seconds — ef's target is 150 ms.
 - ``scoring-beir``, ``scoring-msmarco``: :mod:`bench_scoring` on each workload shape.
 - ``files``: :mod:`bench_files`, a 7M-line TREC run file read and scored, with peak memory.
+- ``streaming``: :mod:`bench_streaming`, a generated 100M-line run file scored one query at a
+  time (about 4 GB of temporary disk and half an hour on 2 cores), beside the in-memory path
+  and pytrec_eval on 7M lines; the targets are printed, not collected.
 - ``fusion``: :mod:`bench_fusion`, three MS MARCO shaped runs fused by ef and by ranx.
 - ``runner``, ``http``: the concurrent runner's and the HTTP retriever's own benchmarks, with
   their default settings.
@@ -112,6 +115,7 @@ SECTIONS: dict[str, Callable[[Path], tuple[list[str], list[Target]]]] = {
         result_targets=bench_scoring.targets,
     ),
     "files": script_section("bench_files.py", "--repeats", "3", result_targets=bench_files.targets),
+    "streaming": script_section("bench_streaming.py", result_targets=None),
     "fusion": script_section(
         "bench_fusion.py", "--repeats", "2", result_targets=bench_fusion.targets
     ),

@@ -80,9 +80,11 @@ ADDED_NAMES = {
     "measure_catalogue",
     "check_metrics",
     "read_dataset",
+    "read_run",
     "read_trec_qrels",
     "read_trec_run",
     "registry",
+    "write_run",
     "write_trec_qrels",
     "write_trec_run",
 }

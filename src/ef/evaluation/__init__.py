@@ -98,6 +98,7 @@ from ef.evaluation._running.evaluate import (
     evaluate_run,
 )
 from ef.evaluation._running.journal import journal_to_trec_run
+from ef.evaluation._running.run_files import read_run, write_run
 from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.metrics import (
     average_precision,
@@ -189,6 +190,7 @@ __all__ = [
     "read_beir",
     "read_dataset",
     "read_rag_samples",
+    "read_run",
     "read_trec_qrels",
     "read_trec_run",
     "recall_at_k",
@@ -198,6 +200,7 @@ __all__ = [
     "resolve_builtin",
     "token_f1",
     "write_beir",
+    "write_run",
     "write_text_atomically",
     "write_trec_qrels",
     "write_trec_run",

@@ -14,13 +14,14 @@ reads the same numbers (ASCII decimals only) and refuses the same lines (longer 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol
 
 from ef.evaluation import hookimpl
 
 from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
-__all__ = ["MAX_LINE_BYTES", "LineError", "fast_float", "parse_trec_run"]
+__all__ = ["MAX_LINE_BYTES", "LineError", "fast_float", "parse_trec_run", "parse_trec_run_by_query"]
 
 _BOM = b"\xef\xbb\xbf"
 CHUNK_SIZE = 1 << 20
@@ -43,6 +44,57 @@ def parse_trec_run(
     """
     table: dict[str, dict[str, float]] = {}
     parser = RunParser(table)
+    for _ in _fed(stream, parser, chunk_size):
+        pass
+    return table, parser.lines, parser.blank
+
+
+def parse_trec_run_by_query(
+    stream: _Readable, *, chunk_size: int = CHUNK_SIZE
+) -> Iterator[tuple[str, dict[str, float]]]:
+    """Parse a TREC run grouped by query, handing over each query as soon as it is complete.
+
+    The streaming form of :func:`parse_trec_run` (``parse_trec_run.by_query``): each query's
+    ``{doc_id: score}`` is the dict :func:`parse_trec_run` would build, handed over once its
+    lines end and then forgotten, so memory holds about one chunk and one query.
+
+    :returns: ``(query_id, {doc_id: score})`` per query, in file order.
+    :raises ValueError: (a :class:`LineError` for a bad line) at the first line the built-in
+        reader would not accept, at a query seen again after another one, and at a doc listed
+        twice for a query: the caller lets the built-in reader name the line.
+
+    >>> import io
+    >>> run = b"q1 Q0 d1 1 2.5 x\\nq1 Q0 d2 2 0.5 x\\nq2 Q0 d1 1 1 x\\n"
+    >>> list(parse_trec_run_by_query(io.BytesIO(run)))
+    [('q1', {'d1': 2.5, 'd2': 0.5}), ('q2', {'d1': 1.0})]
+    """
+    table: dict[str, dict[str, float]] = {}
+    parser = RunParser(table)
+    handed: set[str] = set()
+    docs = 0  # docs in the queries handed over
+    for final in _fed(stream, parser, chunk_size):
+        if parser.groups != len(handed) + len(table) or not handed.isdisjoint(table):
+            raise ValueError("a query comes back after another one: the run is not grouped")
+        if parser.lines - parser.blank != docs + sum(map(len, table.values())):
+            raise ValueError("a doc is listed twice for a query")
+        # The last query may go on in the next chunk: the parser keeps adding to its dict.
+        done = list(table) if final else list(table)[:-1]
+        for query_id in done:
+            scores = table.pop(query_id)
+            handed.add(query_id)
+            docs += len(scores)
+            yield query_id, scores
+
+
+parse_trec_run.by_query = parse_trec_run_by_query  # type: ignore[attr-defined]
+
+
+def _fed(stream: _Readable, parser: RunParser, chunk_size: int) -> Iterator[bool]:
+    """Feed ``stream`` to ``parser`` chunk by chunk; after each feed, whether it was the last.
+
+    A UTF-8 byte-order mark at the start is dropped; an unfinished line waits for the next
+    chunk.
+    """
     pending = b""
     at_start = True
     while True:
@@ -57,11 +109,14 @@ def parse_trec_run(
             at_start = False
         if not chunk:
             parser.feed(data, True)
-            return table, parser.lines, parser.blank
+            yield True
+            return
         pending = data[parser.feed(data) :]
+        yield False
 
 
 @hookimpl
 def ef_evaluation_trec_run_parser() -> object:
-    """Offer :func:`parse_trec_run` to :func:`ef.evaluation.read_trec_run`."""
+    """Offer :func:`parse_trec_run` to :func:`ef.evaluation.read_trec_run`, and its streaming
+    form (``parse_trec_run.by_query``) to :func:`ef.evaluation.evaluate_run` given a path."""
     return parse_trec_run

@@ -33,6 +33,8 @@ typedef struct {
     Py_ssize_t qid_capacity;
     Py_ssize_t lines;   /* lines read so far */
     Py_ssize_t blank;   /* blank lines among them */
+    Py_ssize_t groups;  /* runs of consecutive lines of one query: as many as queries when the
+                           file is grouped by query, more when a query comes back */
 } RunParser;
 
 static const double powers_of_ten[23] = {
@@ -169,6 +171,7 @@ set_current(RunParser *self, const char *qid, Py_ssize_t len, PyObject *qid_obj)
     }
     memcpy(self->qid, qid, (size_t)len);
     self->qid_len = len;
+    self->groups++;
     Py_XSETREF(self->current, Py_NewRef(inner));
     return 0;
 }
@@ -329,7 +332,7 @@ RunParser_init(RunParser *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(self->table, Py_NewRef(table));
     Py_CLEAR(self->current);
     self->qid_len = 0;
-    self->lines = self->blank = 0;
+    self->lines = self->blank = self->groups = 0;
     return 0;
 }
 
@@ -370,9 +373,17 @@ RunParser_get_blank(RunParser *self, void *closure)
     return PyLong_FromSsize_t(self->blank);
 }
 
+static PyObject *
+RunParser_get_groups(RunParser *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->groups);
+}
+
 static PyGetSetDef RunParser_getset[] = {
     {"lines", (getter)RunParser_get_lines, NULL, "Lines read so far.", NULL},
     {"blank", (getter)RunParser_get_blank, NULL, "Blank lines among them.", NULL},
+    {"groups", (getter)RunParser_get_groups, NULL,
+     "Runs of consecutive lines of one query read so far.", NULL},
     {NULL},
 };
 

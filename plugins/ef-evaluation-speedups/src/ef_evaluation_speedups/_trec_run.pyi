@@ -6,6 +6,7 @@ class LineError(ValueError):
 class RunParser:
     lines: int
     blank: int
+    groups: int
     def __init__(self, table: dict[str, dict[str, float]]) -> None: ...
     def feed(self, data: bytes | bytearray | memoryview, final: bool = ..., /) -> int: ...
 

@@ -9,6 +9,7 @@ from typing import Any
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._io.frames import is_frame
 from ef.evaluation._plugins import metric_for_key
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
@@ -82,7 +83,7 @@ def _per_query(
                 "queries than were judged: evaluate them again first"
             )
         return system.per_query
-    if not isinstance(system, Mapping):
+    if not isinstance(system, Mapping) and not is_frame(system):
         raise TypeError(
             f"system {name!r}: expected a RetrievalEvalReport or a run "
             f"({{query_id: ranking or {{doc_id: score}}}}), or a RagEvalReport, "
@@ -91,7 +92,7 @@ def _per_query(
     if qrels is None:
         raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
     names, cutoffs = _metric_plan(metrics)
-    run: Run = system
+    run: Run = system  # type: ignore[assignment]  # a DataFrame is read by evaluate_run
     report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names, **judging)
     for key in metrics:
         if key not in report.metrics:

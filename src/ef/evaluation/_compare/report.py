@@ -21,6 +21,7 @@ from ef.evaluation._report.fields import (
     optional,
     string,
 )
+from ef.evaluation._report.frames import Column, FrameOutputs
 from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
 from ef.evaluation._report.html_hook import write_html
 from ef.evaluation._types import Corpus, Qrels, Queries, Run
@@ -90,7 +91,7 @@ class PairedComparison(JsonReport):
 
 
 @attrs.frozen
-class ComparisonReport(JsonReport):
+class ComparisonReport(FrameOutputs, JsonReport):
     """The outcome of :func:`compare` — systems against a baseline, metric by metric.
 
     ``means`` maps every system (the baseline too) to its mean of each metric over the
@@ -210,3 +211,39 @@ class ComparisonReport(JsonReport):
         """
         inputs = {"reports": reports, "runs": runs, "qrels": qrels, "corpus": corpus}
         return write_html(self, path, **inputs, queries=queries, title=title)
+
+    def frame_columns(self, means: bool) -> list[Column]:
+        """Columns of one row per comparison: ``system, metric, mean, baseline_mean,
+        difference, wins, ties, losses, effect_size``, then ``p_<test>`` and
+        ``adjusted_p_<test>`` per test run, then ``ci_low, ci_high`` (missing values where a
+        test or interval does not apply). With ``means``: ``system, metric, value``, the mean
+        of every system (the baseline too) on every metric.
+        """
+        if means:
+            pairs = [(s, m) for s in self.systems for m in self.metrics if m in self.means[s]]
+            return [
+                ("system", "string", [system for system, _ in pairs]),
+                ("metric", "string", [metric for _, metric in pairs]),
+                ("value", "float", [self.means[system][metric] for system, metric in pairs]),
+            ]
+        rows = self.comparisons
+        intervals = [row.confidence_interval for row in rows]
+        columns: list[Column] = [
+            ("system", "string", [row.system for row in rows]),
+            ("metric", "string", [row.metric for row in rows]),
+            ("mean", "float", [row.mean for row in rows]),
+            ("baseline_mean", "float", [row.baseline_mean for row in rows]),
+            ("difference", "float", [row.difference for row in rows]),
+            ("wins", "int", [row.wins for row in rows]),
+            ("ties", "int", [row.ties for row in rows]),
+            ("losses", "int", [row.losses for row in rows]),
+            ("effect_size", "float", [row.effect_size for row in rows]),
+        ]
+        for test in self.tests:
+            columns.append((f"p_{test}", "float", [row.p_values.get(test) for row in rows]))
+            columns.append(
+                (f"adjusted_p_{test}", "float", [row.adjusted_p_values.get(test) for row in rows])
+            )
+        columns.append(("ci_low", "float", [None if i is None else i[0] for i in intervals]))
+        columns.append(("ci_high", "float", [None if i is None else i[1] for i in intervals]))
+        return columns

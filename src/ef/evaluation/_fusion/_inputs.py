@@ -16,6 +16,7 @@ from operator import gt
 from typing import Any
 
 from ef.evaluation._fusion._order import rank_by_score
+from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, describe_type, is_frame
 from ef.evaluation._types import Run
 
 __all__ = ["EMPTY", "PreparedRuns", "Ranking", "prepare_runs", "rank_order"]
@@ -94,7 +95,8 @@ def _listed_ranking(ranked: Sequence[Any]) -> Ranking:
 def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
     """Check ``runs`` and put every query of every run in rank order.
 
-    :raises TypeError: if ``runs`` is not a sequence of runs, a run is not a mapping, or a query's
+    :raises TypeError: if ``runs`` is not a sequence of runs, a run is neither a mapping nor a
+        DataFrame (pandas, polars) or pyarrow Table, or a query's
         entry is neither a ``{doc_id: score}`` mapping nor a list of doc ids.
     :raises ValueError: for a score that is NaN or infinite (naming the run and the query).
     """
@@ -106,11 +108,10 @@ def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
     n_runs = len(runs)
     by_query: dict[str, list[Ranking]] = {}
     scored = [True] * n_runs
-    for index, run in enumerate(runs):
-        if not isinstance(run, Mapping):
-            raise TypeError(
-                f"run {index + 1} is a {type(run).__name__}; expected a {{query_id: ...}} mapping"
-            )
+    for index, given in enumerate(runs):
+        if not isinstance(given, Mapping) and not is_frame(given):
+            raise TypeError(f"run {index + 1} is a {describe_type(given)}; expected {ACCEPTED_RUN}")
+        run = as_run(given, f"run {index + 1}")
         for query_id, entry in run.items():
             if isinstance(entry, Mapping):
                 ranking = _scored_ranking(entry, index, query_id)

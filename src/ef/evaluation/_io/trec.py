@@ -22,6 +22,7 @@ from ef.evaluation._io.files import (
     open_text,
     rereadable,
 )
+from ef.evaluation._io.frames import as_qrels, as_run
 from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
 from ef.evaluation._io.qrels import RUN, check_no_repeats, line_error, read_qrels
 from ef.evaluation._json import lone_surrogate
@@ -158,11 +159,13 @@ def write_trec_run(path: PathArg, run: Run, *, tag: str = "ef") -> None:
     gzip-compressed.
 
     :param path: the file to write; its directory must exist.
-    :param run: ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``.
+    :param run: ``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``, or a
+        pandas or polars DataFrame or pyarrow Table of such rows (see :doc:`/dataframes`).
     :param tag: the run name for the last column.
     :raises ValueError: for an id or tag that is empty, contains whitespace (it would split
         into more columns) or a lone surrogate, or a score that is not finite.
-    :raises TypeError: if a query's value is a bare string rather than a list of ids.
+    :raises TypeError: if a query's value is a bare string rather than a list of ids, or the
+        run is neither a mapping nor a DataFrame.
     :raises OSError: naming ``path`` when it cannot be written; an existing file is then kept.
 
     >>> import pathlib, tempfile
@@ -174,6 +177,7 @@ def write_trec_run(path: PathArg, run: Run, *, tag: str = "ef") -> None:
     q1 Q0 d1 2 1 ef
     """
     _check_token(tag, "run tag")
+    run = as_run(run)
     with write_text_atomically(path) as out:
         _keep_leading_bom(out, run)
         for qid, result in run.items():
@@ -204,7 +208,8 @@ def write_trec_qrels(path: PathArg, qrels: Qrels) -> None:
     gzip-compressed.
 
     :param path: the file to write; its directory must exist.
-    :param qrels: ``{query_id: {doc_id: grade}}``.
+    :param qrels: ``{query_id: {doc_id: grade}}``, or a DataFrame or Table of such rows.
+    :raises TypeError: for qrels that are neither a mapping of mappings nor a DataFrame.
     :raises ValueError: for an id that is empty or contains whitespace or a lone surrogate, or a
         grade that is not finite.
     :raises OSError: naming ``path`` when it cannot be written; an existing file is then kept.
@@ -217,6 +222,7 @@ def write_trec_qrels(path: PathArg, qrels: Qrels) -> None:
     q1 0 d1 1
     q1 0 d2 0.5
     """
+    qrels = as_qrels(qrels)
     with write_text_atomically(path) as out:
         _keep_leading_bom(out, qrels)
         for qid, judgements in qrels.items():

@@ -86,4 +86,11 @@ def ef_evaluation_trec_run_parser() -> TrecRunParser | None:
     file order, and how many lines (split on ``"\\n"``) and blank lines it read. For any line it
     does not accept it raises :class:`ValueError`, and the built-in reader reads the file again
     and reports the line, so error messages never depend on the parser.
+
+    The streaming form (optional; a parser without it is still accepted): an attribute
+    ``parser.by_query(stream)`` yielding ``(query_id, {doc_id: score})`` per query, in file
+    order, each as soon as its lines end, for :func:`~ef.evaluation.evaluate_run` given a run
+    file's path. It raises :class:`ValueError` for any line the first form refuses, for a query
+    seen again after another one (a file not grouped by query) and for a doc listed twice for a
+    query; the built-in reader then reads the file and names the line.
     """

@@ -22,6 +22,7 @@ from ef.evaluation._report.fields import (
     optional,
     string,
 )
+from ef.evaluation._report.frames import Column, FrameOutputs
 from ef.evaluation._report.frozen import (
     FrozenDict,
     as_tuple,
@@ -85,7 +86,7 @@ def ndcg_keys(k: int) -> tuple[str, ...]:
 
 
 @attrs.frozen
-class RetrievalEvalReport(JsonReport):
+class RetrievalEvalReport(FrameOutputs, JsonReport):
     """The outcome of :func:`evaluate_retrieval` — metrics over a query set.
 
     ``metrics`` maps a ``"<metric>@<k>"`` key (e.g. ``"ndcg@10"``) to the mean of that metric
@@ -158,6 +159,22 @@ class RetrievalEvalReport(JsonReport):
         metrics = self.metrics
         return next((metrics[key] for key in ndcg_keys(k) if key in metrics), None)
 
+    def frame_columns(self, means: bool) -> list[Column]:
+        """Columns ``query_id, metric, value``, one row per query and metric (queries in
+        ``per_query`` order, metrics in their report order); with ``means``, ``metric, value``.
+        """
+        if means:
+            return [
+                ("metric", "string", list(self.metrics)),
+                ("value", "float", list(self.metrics.values())),
+            ]
+        rows = [(q, key, v) for q, values in self.per_query.items() for key, v in values.items()]
+        return [
+            ("query_id", "string", [row[0] for row in rows]),
+            ("metric", "string", [row[1] for row in rows]),
+            ("value", "float", [row[2] for row in rows]),
+        ]
+
     @property
     def latency_summary(self) -> dict[str, float] | None:
         """``{"p50", "p95", "max", "mean"}`` of the per-query latency in seconds, or ``None``."""
@@ -198,7 +215,7 @@ class RetrievalEvalReport(JsonReport):
 
 
 @attrs.frozen
-class RagEvalReport(JsonReport):
+class RagEvalReport(FrameOutputs, JsonReport):
     """The outcome of :func:`evaluate_rag` — lexical RAG metrics over a sample set.
 
     ``metrics`` maps each metric to its mean over the samples it applied to; ``coverage``
@@ -231,6 +248,29 @@ class RagEvalReport(JsonReport):
     sample_ids: tuple[str, ...] = attrs.field(
         default=(), converter=as_tuple, kw_only=True, metadata=checked(list_of(string))
     )
+
+    def frame_columns(self, means: bool) -> list[Column]:
+        """Columns ``sample_id, metric, value``, one row per sample and metric (``value``
+        missing where the metric did not apply; ``sample_id`` is the sample's position when the
+        samples have no ids); with ``means``, ``metric, value, coverage``.
+        """
+        if means:
+            return [
+                ("metric", "string", list(self.metrics)),
+                ("value", "float", list(self.metrics.values())),
+                ("coverage", "int", [self.coverage.get(key, 0) for key in self.metrics]),
+            ]
+        ids = self.sample_ids or [str(index) for index in range(len(self.per_sample))]
+        rows = [
+            (sample_id, key, value)
+            for sample_id, values in zip(ids, self.per_sample, strict=True)
+            for key, value in values.items()
+        ]
+        return [
+            ("sample_id", "string", [row[0] for row in rows]),
+            ("metric", "string", [row[1] for row in rows]),
+            ("value", "float", [row[2] for row in rows]),
+        ]
 
     def __attrs_post_init__(self) -> None:
         if self.sample_ids and len(self.sample_ids) != len(self.per_sample):

@@ -14,6 +14,8 @@ import attrs
 
 from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
+from ef.evaluation._io.frames import as_qrels, as_run
+from ef.evaluation._io.runs import run_format as format_of
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun, plan_queries
 from ef.evaluation._running.options import (
@@ -22,6 +24,8 @@ from ef.evaluation._running.options import (
     EvaluationOptions,
     ScoringOptions,
 )
+from ef.evaluation._running.run_files import read_run
+from ef.evaluation._running.streamed import evaluate_run_file
 from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
 from ef.evaluation._types import Qrels, Queries, Run
 
@@ -273,14 +277,15 @@ def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
 
 
 def evaluate_run(
-    run: Run,
-    qrels: Qrels,
+    run: Run | str | os.PathLike[str] | Any,
+    qrels: Qrels | Any,
     *,
     k_values: Sequence[int] = DEFAULT_K_VALUES,
     metrics: Sequence[str] = DEFAULT_METRICS,
     ignore_identical_ids: bool = False,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    run_format: str | None = None,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -290,18 +295,33 @@ def evaluate_run(
     positive judgement is scored, and a judged query missing from the run scores 0; queries in
     the run but not in ``qrels`` are ignored, as trec_eval does.
 
-    :param run: the rankings or scores per query.
-    :param qrels: the relevance judgements.
+    ``run`` and ``qrels`` may also be pandas or polars DataFrames or pyarrow Tables, one row per
+    (query, doc) with columns found by name (``query_id``, ``doc_id``, ``score`` or ``rank``,
+    ``relevance``, or a peer's alias such as ``qid``, ``docno``, ``label``: see
+    :doc:`/dataframes`). ``run`` may be a run file's path: a TREC run file (by name, or
+    ``run_format="trec"``) is then scored one query at a time, so memory holds one query's
+    ranking, never the file; it must be grouped by query, as trec_eval writes runs. Values and
+    means are the same, bit for bit, as for the run read into memory. Other formats
+    (:func:`read_run`) are read whole.
+
+    :param run: the rankings or scores per query, a DataFrame, or a run file's path.
+    :param qrels: the relevance judgements, as a mapping or a DataFrame.
     :param k_values: the rank cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param ignore_identical_ids: drop doc ids equal to the query id.
     :param relevance_level: the smallest relevant grade (trec_eval ``-l``), as in
         :func:`evaluate_retrieval`.
     :param judged_only: rank only judged documents (trec_eval ``-J``).
+    :param run_format: the format of a run file given by path (``trec``, ``json``, ``jsonl``,
+        ``parquet``); ``None`` tells it from the file name.
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
-    :raises TypeError: for a query whose entry is no ranking (a string, a set, a number), a
-        grade that is not a number, or a doc id in ``qrels`` that is not a string.
+    :raises TypeError: for a run or qrels of another type (a Series, an array, a list of
+        tuples, a set, a generator, a DataFrame without the columns), naming the accepted
+        types; for a query whose entry is no ranking (a string, a set, a number), a grade that
+        is not a number, or a doc id in ``qrels`` that is not a string.
+    :raises DatasetFormatError: for a bad line of a run file, or a TREC run file given by path
+        that is not grouped by query (naming both lines of the query seen again).
 
     >>> report = evaluate_run(
     ...     {'q1': {'d1': 0.9, 'd2': 0.4}, 'q2': ['d9', 'd3']},
@@ -310,6 +330,12 @@ def evaluate_run(
     0.5
     """
     options = ScoringOptions.from_keywords(locals())
+    qrels = as_qrels(qrels)
+    if isinstance(run, str | os.PathLike):
+        if format_of(run, run_format) == "trec":
+            return evaluate_run_file(run, qrels, options)
+        run = read_run(run, format=run_format)
+    run = as_run(run)
     plan = plan_queries(qrels, None, options)
     sheet = ScoreSheet(plan, parameters=options.recorded())
     add, add_scores = sheet.add_ranking, sheet.add_scores

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "RUN_FORMATS",
     "add_html_option",
     "add_judging_options",
+    "add_run_format_option",
     "count",
     "html_path",
     "keyword_defaults",
@@ -166,6 +168,22 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="rank only judged documents, as trec_eval -J",
+    )
+
+
+RUN_FORMATS = ("trec", "json", "jsonl", "parquet")
+"""The run file formats :func:`ef.evaluation.read_run` reads, as ``--run-format`` names them."""
+
+
+def add_run_format_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--run-format``: the format of every run file, instead of telling it by name."""
+    parser.add_argument(
+        "--run-format",
+        choices=RUN_FORMATS,
+        metavar="FORMAT",
+        help="the format of the run files: trec, json (ranx's {qid: {docid: score}}), jsonl "
+        "(one {query_id, doc_id, score} per line) or parquet (default: from each file name, "
+        ".json, .jsonl, .parquet, possibly .gz, else trec)",
     )
 
 

@@ -1,8 +1,12 @@
-"""``ef-eval run QRELS RUN [RUN ...]``: score TREC run files against relevance judgements.
+"""``ef-eval run QRELS RUN [RUN ...]``: score run files against relevance judgements.
 
-Each run file is read with :func:`~ef.evaluation.read_trec_run` and scored with
-:func:`~ef.evaluation.evaluate_run`, so the numbers are trec_eval's (score order, ties by doc id
-descending). The qrels are a qrels file in either form :func:`~ef.evaluation.read_trec_qrels`
+Each run file is scored with :func:`~ef.evaluation.evaluate_run` given its path, so the numbers
+are trec_eval's (score order, ties by doc id descending). A TREC run file is scored one query
+at a time (it must be grouped by query, as trec_eval writes runs), so a run larger than memory
+can be scored; the other formats (:func:`~ef.evaluation.read_run`: ranx's JSON, JSON Lines,
+Parquet, told by the file name or ``--run-format``) are read whole.
+
+The qrels are a qrels file in either form :func:`~ef.evaluation.read_trec_qrels`
 reads (TREC qrels lines, or BEIR's TSV such as ``qrels/test.tsv``, told apart by the first
 line), or anything a registered dataset reader reads (``--reader beir`` for a BEIR folder,
 whose qrels are used). Any of them may be a pipe (``<(zcat qrels.gz)``).
@@ -16,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ef.evaluation import evaluate_run, read_trec_run, registry
-from ef.evaluation.cli._arguments import add_html_option
+from ef.evaluation import evaluate_run, read_run, registry
+from ef.evaluation.cli._arguments import add_html_option, add_run_format_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -37,10 +41,11 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "handle", "run_names"]
 
 DESCRIPTION = """\
-Score TREC run files ('qid Q0 docid rank score tag') against relevance judgements. Each run is
-ordered as trec_eval orders it (score descending, ties by doc id descending); a judged query
-missing from a run scores 0. One row per run, named after its file; --per-query shows each
-query.
+Score run files against relevance judgements: TREC runs ('qid Q0 docid rank score tag',
+grouped by query, scored one query at a time), ranx's JSON, JSON Lines or Parquet (by file name
+or --run-format). Each run is ordered as trec_eval orders it (score descending, ties by doc id
+descending); a judged query missing from a run scores 0. One row per run, named after its file;
+--per-query shows each query.
 """
 
 
@@ -48,7 +53,7 @@ def add_parser(subparsers: Subparsers) -> None:
     """Register the ``run`` subcommand."""
     parser = subparsers.add_parser(
         "run",
-        help="score TREC run files against qrels",
+        help="score run files (TREC, JSON, JSONL, Parquet) against qrels",
         description=DESCRIPTION,
     )
     parser.add_argument(
@@ -57,7 +62,8 @@ def add_parser(subparsers: Subparsers) -> None:
         help="a qrels file: TREC ('qid 0 docid grade') or BEIR's TSV (with its "
         "'query-id corpus-id score' header)",
     )
-    parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files to score")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="run files to score")
+    add_run_format_option(parser)
     parser.add_argument(
         "--reader",
         metavar="NAME",
@@ -94,8 +100,17 @@ def handle(args: argparse.Namespace) -> int:
     names = run_names(args.runs)
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
-    read = {name: read_trec_run(path) for name, path in zip(names, args.runs, strict=True)}
-    reports = {name: evaluate_run(run, qrels, **options) for name, run in read.items()}
+    paths = dict(zip(names, args.runs, strict=True))
+    if args.html:
+        # The page draws the rankings, so each run is read once and kept (a pipe cannot be
+        # read twice); without a page, a TREC file streams query by query.
+        read = {name: read_run(path, format=args.run_format) for name, path in paths.items()}
+        reports = {name: evaluate_run(run, qrels, **options) for name, run in read.items()}
+    else:
+        reports = {
+            name: evaluate_run(path, qrels, run_format=args.run_format, **options)
+            for name, path in paths.items()
+        }
     n_queries = next(iter(reports.values())).n_queries
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"

@@ -1,0 +1,170 @@
+"""A TREC run file read one query at a time, for runs larger than memory.
+
+A run file grouped by query (each query's lines together, as trec_eval and every retrieval
+toolkit write them) can be scored query by query: read a query's lines, hand over its
+``{doc_id: score}``, drop it. Memory then holds one query's ranking, never the file. A file
+that is not grouped (a query id seen again after another query) cannot be read this way without
+scoring a query twice on part of its lines, so it is refused, naming both lines of that query.
+
+Lines are read exactly as :func:`~ef.evaluation._io.trec.read_trec_run` reads them, with the
+same errors: a query's scores are the same dict, in the same order, with the same floats.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ef.evaluation._exceptions import DatasetFormatError, EvaluationError, PluginWarning
+from ef.evaluation._io.files import READ_ERRORS, PathArg, open_binary, open_text
+from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
+from ef.evaluation._io.qrels import RUN, line_error
+
+__all__ = [
+    "GROUPED",
+    "ByQuery",
+    "QueryScores",
+    "StreamDeclined",
+    "plugin_queries",
+    "streaming_form",
+    "trec_queries",
+]
+
+QueryScores = tuple[str, dict[str, float]]
+"""One query of a run file: ``(query_id, {doc_id: score})``, docs in file order."""
+
+GROUPED = "a run grouped by query: all lines of a query together, as trec_eval writes them"
+
+# Lines longer than this many characters may be longer than MAX_TREC_LINE bytes.
+_QUICK_LENGTH = MAX_TREC_LINE // 4
+
+
+class StreamDeclined(EvaluationError):
+    """A plugin's streaming parser gave up on the file: the built-in reader reads it again.
+
+    Internal: it never leaves :func:`~ef.evaluation.evaluate_run`.
+    """
+
+
+def trec_queries(path: PathArg) -> Iterator[QueryScores]:
+    """The queries of the grouped TREC run file ``path``, one at a time, in file order.
+
+    :param path: a file that can be read again (see
+        :func:`~ef.evaluation._io.files.rereadable`): error messages read it a second time.
+    :raises DatasetFormatError: naming the file and line, for every line
+        :func:`~ef.evaluation._io.trec.read_trec_run` refuses, a doc listed twice for a query
+        (both lines named) and a query seen again after another one (both lines named).
+    """
+    seen: dict[str, int] = {}  # query id -> its first line, for the message
+    current_qid: str | None = None
+    current: dict[str, float] = {}
+    start = number = blank = start_blank = 0
+    to_float = float  # a local name: the hot loop runs once per line
+    with open_text(path) as text:
+        for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
+            if len(line) > _QUICK_LENGTH:
+                check_length(path, number, line, MAX_TREC_LINE)
+            try:
+                qid, _, doc, _, score, _ = line.split()
+                value = to_float(score)
+            except ValueError:
+                if line.isspace():
+                    blank += 1
+                    continue
+                raise line_error(path, number, line, RUN) from None
+            # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
+            if value - value or "_" in score or not score.isascii():
+                raise line_error(path, number, line, RUN)
+            if qid != current_qid:
+                if current_qid is not None:
+                    lines, blanks = number - start, blank - start_blank
+                    _check_group(path, current_qid, current, start, lines, blanks)
+                    yield current_qid, current
+                first = seen.get(qid)
+                if first is not None:
+                    _raise_regrouped(path, number, qid, first)
+                seen[qid] = number
+                current_qid, current, start, start_blank = qid, {}, number, blank
+            current[doc] = value
+    if current_qid is not None:
+        _check_group(path, current_qid, current, start, number + 1 - start, blank - start_blank)
+        yield current_qid, current
+
+
+def _check_group(
+    path: PathArg, qid: str, scores: dict[str, float], start: int, lines: int, blank: int
+) -> None:
+    """Refuse a query whose lines name a doc twice (fewer docs than non-blank lines)."""
+    if lines - blank != len(scores):
+        _raise_repeated_doc(path, qid, start)
+
+
+def _raise_regrouped(path: PathArg, number: int, qid: str, first: int) -> None:
+    raise DatasetFormatError(
+        path,
+        number,
+        f"query {qid!r} appears again after other queries (its first line is line {first}); "
+        "a run file given by path is scored one query at a time",
+        GROUPED,
+    )
+
+
+def _raise_repeated_doc(path: PathArg, qid: str, start: int) -> None:
+    seen: dict[str, int] = {}
+    with open_text(path) as text:
+        for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
+            parts = line.split()
+            if number < start or not parts:
+                continue
+            if parts[0] != qid:
+                break
+            first = seen.setdefault(parts[2], number)
+            if first != number:
+                raise DatasetFormatError(
+                    path,
+                    number,
+                    f"doc {parts[2]!r} listed again for query {qid!r} (first on line {first})",
+                    "each doc id at most once per query",
+                )
+    # Counted on the first read but not found on the second: the file changed in between.
+    raise RuntimeError(f"{path} changed while it was being read")  # pragma: no cover
+
+
+ByQuery = Callable[[Any], Iterator[QueryScores]]
+"""A plugin's streaming form of its TREC run parser: ``by_query(stream)``."""
+
+
+def plugin_queries(path: PathArg, by_query: ByQuery) -> Iterator[QueryScores]:
+    """The queries of ``path`` as a plugin's streaming parser reads them.
+
+    :raises StreamDeclined: when the parser refuses a line (any line the built-in reader would
+        refuse, a query seen again, a doc listed twice), the bytes do not decode, or the parser
+        itself breaks (with a :class:`PluginWarning`): the built-in reader then reads the file,
+        and reports the error, so messages never depend on the parser.
+    """
+    try:
+        with open_binary(path) as stream:
+            yield from by_query(stream)
+    except (ValueError, *READ_ERRORS):
+        raise StreamDeclined from None
+    except OSError:
+        raise
+    except Exception as error:  # a broken parser costs speed, never a result
+        warnings.warn(
+            f"the streaming TREC run parser from a plugin raised {type(error).__name__}: "
+            f"{error}; the file is read by the built-in reader instead",
+            PluginWarning,
+            stacklevel=2,
+        )
+        raise StreamDeclined from None
+
+
+def streaming_form(parser: Any) -> ByQuery | None:
+    """The streaming form of a plugin's TREC run parser: its ``by_query`` attribute, if any.
+
+    A parser of the first form (a plain ``parser(stream) -> (table, lines, blank)``) has none,
+    and a run file is then streamed by the built-in reader.
+    """
+    by_query = getattr(parser, "by_query", None)
+    return by_query if callable(by_query) else None

@@ -1,0 +1,73 @@
+"""Run files of every format, read and written: :func:`read_run` and :func:`write_run`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ef.evaluation._io import runs as _runs
+from ef.evaluation._io.files import PathArg
+from ef.evaluation._plugins import HOST
+
+__all__ = ["read_run", "write_run"]
+
+
+def read_run(path: PathArg, *, format: str | None = None) -> dict[str, Any]:
+    """Read a run file of any format into ``{query_id: {doc_id: score}}``.
+
+    The format is ``format`` if given, else told from the file name (after a ``.gz``):
+
+    - ``.json``: ranx's run format, one JSON object ``{query_id: {doc_id: score}}``;
+    - ``.jsonl`` or ``.ndjson``: one ``{"query_id": ..., "doc_id": ..., "score": ...}`` object
+      per line (a doc listed twice for a query is refused, naming both lines);
+    - ``.parquet``: a table with ranx's columns ``q_id, doc_id, score``, or any column names
+      a DataFrame may use (see :doc:`/dataframes`); needs pyarrow (extra ``dataframes``);
+    - anything else: a TREC run file, read by :func:`read_trec_run` (a plugin's faster parser
+      included).
+
+    TREC, JSON and JSON Lines files may be gzip-compressed, whatever their name. Scores must be
+    finite numbers. The queries keep their file order, the docs too (unsorted).
+
+    :param path: the run file.
+    :param format: ``"trec"``, ``"json"``, ``"jsonl"`` or ``"parquet"``, or ``None``.
+    :returns: the scores, ``{query_id: {doc_id: score}}``.
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises ValueError: for an unknown ``format``.
+    :raises DatasetFormatError: naming the file and line, for anything the format refuses.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "run.jsonl")
+    ...     _ = path.write_text('{"query_id": "q1", "doc_id": "d1", "score": 2.5}\\n')
+    ...     print(read_run(path))
+    {'q1': {'d1': 2.5}}
+    """
+    return _runs.read_run(path, format, HOST.trec_run_parser())
+
+
+def write_run(path: PathArg, run: object, *, format: str | None = None, tag: str = "ef") -> None:
+    """Write a run file in any format :func:`read_run` reads, chosen the same way.
+
+    ``run`` is a mapping (``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``)
+    or a DataFrame or Table. Each query is written in trec_eval's order (score descending, ties
+    by doc id descending); a ranking without scores gets ``n, n-1, …, 1``, as in
+    :func:`write_trec_run`. TREC files take ``tag`` as their last column; Parquet is written
+    with ranx's columns ``q_id, doc_id, score``. The file is replaced only once fully written; a
+    TREC, JSON or JSON Lines name ending in ``.gz`` is gzip-compressed.
+
+    :param path: the file to write; its directory must exist.
+    :param run: the run.
+    :param format: ``"trec"``, ``"json"``, ``"jsonl"`` or ``"parquet"``, or ``None`` (from the
+        name).
+    :param tag: the run name of a TREC file's last column.
+    :raises TypeError: for a run that is neither a mapping nor a DataFrame.
+    :raises ValueError: for an unknown ``format``, a score that is not finite, or an id that
+        could not be read back.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "run.json")
+    ...     write_run(path, {'q1': ['d3', 'd1']})
+    ...     print(path.read_text(), end="")
+    {"q1": {"d3": 2.0, "d1": 1.0}}
+    """
+    _runs.write_run(path, run, format, tag=tag)
