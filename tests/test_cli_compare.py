@@ -207,8 +207,11 @@ def test_bad_command_lines_exit_2_with_one_line(data, capsys, args, message):
 
 def test_mixing_reports_and_run_files_is_refused(data, capsys, tmp_path):
     report = tmp_path / "r.json"
-    report.write_text("{}", encoding="utf-8")
+    run = {"q1": {"d1": 1.0}}
+    report.write_text(evaluate_run(run, {"q1": {"d1": 1}}).to_json(), encoding="utf-8")
     code, _, err = ef_compare(capsys, data["qrels_path"], report, "--baseline", "r")
+    assert code == 2 and "r.json is a report" in err and "not both" in err
+    code, _, err = ef_compare(capsys, report, data["paths"]["bm25"], "--baseline", "r")
     assert code == 2 and "not both" in err
 
 

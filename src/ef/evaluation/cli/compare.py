@@ -22,13 +22,14 @@ from ef.evaluation import (
     CORRECTIONS,
     SIGNIFICANCE_TESTS,
     ComparisonReport,
+    DatasetFormatError,
     RetrievalEvalReport,
     compare,
     loads_strict,
-    read_trec_run,
+    read_run,
     registry,
 )
-from ef.evaluation.cli._arguments import add_html_option
+from ef.evaluation.cli._arguments import add_html_option, add_run_format_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -87,6 +88,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--baseline", required=True, metavar="NAME", help="the baseline system")
     add_judging_options(parser)
+    add_run_format_option(parser)
     parser.add_argument(
         "--metrics",
         type=parse_names,
@@ -220,7 +222,8 @@ def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, s
     if all(path.endswith(".json") for path in inputs):
         reports, names_by_path = read_reports(inputs)
         return dict(reports), None, names_by_path
-    if inputs[0].endswith(".json") or any(path.endswith(".json") for path in inputs[1:]):
+    if inputs[0].endswith(".json"):
+        # Runs follow a qrels file, which is never JSON; a .json run is ranx's format.
         raise CliError(
             "give either QRELS and run files, or report JSON files only, not both",
             exit_code=EXIT_USAGE,
@@ -230,8 +233,36 @@ def _systems(args: argparse.Namespace) -> tuple[dict[str, Any], Any, dict[str, s
     check_names(args.metrics, registry().metrics, "metric")  # any notation: nDCG@10, P_10
     names = run_names(inputs[1:])
     qrels = read_qrels(inputs[0], args.reader)
-    runs = {name: read_trec_run(path) for name, path in zip(names, inputs[1:], strict=True)}
+    runs = {
+        name: _read_run(path, args.run_format) for name, path in zip(names, inputs[1:], strict=True)
+    }
     return runs, qrels, dict(zip(inputs[1:], names, strict=True))
+
+
+def _read_run(path: str, run_format: str | None) -> Any:
+    """The run in ``path``; a saved report given among run files is named as such."""
+    try:
+        return read_run(path, format=run_format)
+    except DatasetFormatError:
+        # Read again only to explain the error: a report's JSON is never a run.
+        if path.endswith(".json") and _holds_reports(path):
+            raise CliError(
+                f"{path} is a report: give either QRELS and run files, or report JSON files "
+                "only, not both",
+                exit_code=EXIT_USAGE,
+            ) from None
+        raise
+
+
+def _holds_reports(path: str) -> bool:
+    try:
+        data = _load_json(path)
+    except CliError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    values = data.values()
+    return "per_query" in data or all(isinstance(v, dict) and "per_query" in v for v in values)
 
 
 def _baseline(given: str, systems: Mapping[str, object], names_by_path: Mapping[str, str]) -> str:

@@ -1,7 +1,7 @@
 """``ef-eval fuse RUN RUN ... -o FUSED``: fuse TREC run files into one (hybrid search).
 
-Each run file is read with :func:`~ef.evaluation.read_trec_run`, the runs are fused with
-:func:`~ef.evaluation.fuse` and the result is written with
+Each run file is read with :func:`~ef.evaluation.read_run` (TREC, ranx's JSON, JSON Lines or
+Parquet), the runs are fused with :func:`~ef.evaluation.fuse` and the result is written with
 :func:`~ef.evaluation.write_trec_run` (atomically: the file appears only once complete). With
 ``--optimize``, :func:`~ef.evaluation.optimize_fusion` first searches the method's weights or
 parameters on ``--qrels`` for ``--metric``, prints the best configuration (and each fold's with
@@ -20,10 +20,11 @@ from ef.evaluation import (
     fuse,
     optimize_fusion,
     read_dataset,
+    read_run,
     read_trec_qrels,
-    read_trec_run,
     write_trec_run,
 )
+from ef.evaluation.cli._arguments import add_run_format_option
 from ef.evaluation.cli._common import EXIT_USAGE, FORMATS, CliError, Table, emit
 from ef.evaluation.cli.run import run_names
 
@@ -82,7 +83,9 @@ def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "fuse", help="fuse TREC run files into one (rrf, wsum, ...)", description=DESCRIPTION
     )
-    parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files to fuse (two+)")
+    parser.add_argument(
+        "runs", metavar="RUN", nargs="+", help="run files to fuse (two+; TREC, or by --run-format)"
+    )
     parser.add_argument("--method", default="rrf", help="fusion method (default: rrf)")
     parser.add_argument(
         "--norm", help="normalisation: min-max, min-max-inverted, max, sum, zmuv, rank, borda, none"
@@ -99,6 +102,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="a method parameter, e.g. k=60 for rrf, phi=0.8 for rbc (repeatable)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the fused run here")
+    add_run_format_option(parser)
     parser.add_argument("--tag", default="fused", help="the run tag of the written run")
     parser.add_argument(
         "--optimize", action="store_true", help="search the weights/parameters on --qrels first"
@@ -153,7 +157,7 @@ def handle(args: argparse.Namespace) -> int:
     """Fuse the run files (after the search, with ``--optimize``) and write the fused run."""
     _check_usage(args)
     run_names(args.runs)  # refuses a file given twice
-    runs = [read_trec_run(path) for path in args.runs]
+    runs = [read_run(path, format=args.run_format) for path in args.runs]
     qrels = _read_qrels(args)
     norm = "default" if args.norm is None else args.norm
     params = dict(args.param)

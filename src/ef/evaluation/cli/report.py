@@ -20,9 +20,9 @@ from ef.evaluation import (
     RetrievalEvalReport,
     read_dataset,
     read_rag_samples,
-    read_trec_run,
+    read_run,
 )
-from ef.evaluation.cli._arguments import html_path
+from ef.evaluation.cli._arguments import add_run_format_option, html_path
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli.compare import _load_json, read_reports
@@ -54,8 +54,12 @@ def add_parser(subparsers: Subparsers) -> None:
         "-o", "--output", type=html_path, metavar="FILE", required=True, help="the page to write"
     )
     parser.add_argument(
-        "--run", action="append", metavar="RUN", help="a TREC run file (once per report)"
+        "--run",
+        action="append",
+        metavar="RUN",
+        help="a run file (once per report; TREC, or by --run-format)",
     )
+    add_run_format_option(parser)
     parser.add_argument("--qrels", metavar="QRELS", help="the qrels the runs were scored with")
     parser.add_argument("--reader", metavar="NAME", help="read QRELS with this dataset reader")
     parser.add_argument(
@@ -112,7 +116,7 @@ def handle(args: argparse.Namespace) -> int:
         runs_html(
             args.output,
             reports,
-            runs=_runs(args.run, reports, qrels),
+            runs=_runs(args.run, reports, qrels, args.run_format),
             qrels=qrels,
             baseline=args.baseline,
             title=args.title,
@@ -122,7 +126,10 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _runs(
-    paths: Sequence[str] | None, reports: Mapping[str, RetrievalEvalReport], qrels: Any
+    paths: Sequence[str] | None,
+    reports: Mapping[str, RetrievalEvalReport],
+    qrels: Any,
+    run_format: str | None = None,
 ) -> dict[str, Run] | None:
     if not paths:
         return None
@@ -137,4 +144,6 @@ def _runs(
             exit_code=EXIT_USAGE,
         )
     run_names(paths)  # refuses a run file given twice
-    return {name: read_trec_run(path) for name, path in zip(reports, paths, strict=True)}
+    return {
+        name: read_run(path, format=run_format) for name, path in zip(reports, paths, strict=True)
+    }
