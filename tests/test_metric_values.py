@@ -92,7 +92,9 @@ def test_a_nan_grade_is_not_silently_non_relevant_in_the_primitives():
 def test_judgements_must_map_string_doc_ids_to_grades():
     with pytest.raises(TypeError, match=r"doc id 3 for query 'q2' is not a string"):
         evaluate_run(RUN, {"q1": {"d1": 1}, "q2": {3: 1}})
-    with pytest.raises(TypeError, match=r"judgements of query 'q2' must be a mapping"):
+    with pytest.raises(
+        TypeError, match=r"judgements of query 'q2' are a list; expected a \{query_id"
+    ):
         evaluate_run(RUN, {"q1": {"d1": 1}, "q2": ["d2"]})
 
 

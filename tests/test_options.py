@@ -39,7 +39,8 @@ def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
 
 
 def test_evaluate_run_takes_exactly_the_scoring_options():
-    assert keywords(evaluate_run) == ScoringOptions.keywords()
+    # Besides them, only how to read a run given as a file path: no scoring option of its own.
+    assert keywords(evaluate_run) == {**ScoringOptions.keywords(), "run_format": None}
 
 
 def test_the_options_join_scoring_and_running_each_declared_once():
