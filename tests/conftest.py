@@ -71,9 +71,37 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_OWNER] = owner
 
 
+# The test files that take longest (tens of seconds each), longest first. The two workers take
+# whole files from the front of the queue as they become free (``--dist loadfile`` without
+# reordering), so starting with these keeps one long file from running alone at the end.
+_LONGEST_FIRST = (
+    "test_ray.py",
+    "test_docs.py",
+    "test_trec_run.py",
+    "test_fusion_ranx.py",
+    "test_cli.py",
+    "test_html_browser.py",
+    "test_index_defaults.py",
+    "test_measures_beyond.py",
+    "test_index_progress.py",
+    "test_plugin_isolation.py",
+    "test_journal_fuzz.py",
+    "test_trec.py",
+    "test_index_store.py",
+    "test_rag_metrics.py",
+)
+
+
+def _queue_position(item: pytest.Item) -> tuple[bool, int]:
+    name = item.path.name
+    longest = _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+    return name == _QUALITY_MODULE, longest
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Move the quality tests to the end: they wait for checks that run while the rest does."""
-    items.sort(key=lambda item: item.path.name == _QUALITY_MODULE)
+    """Run the longest files first and the quality tests last: they wait for checks that run
+    while the rest does. The sort is stable: tests keep their order within a file."""
+    items.sort(key=_queue_position)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -29,3 +29,15 @@ def test_the_quality_tests_run_last(request: pytest.FixtureRequest) -> None:
     modules = [item.path.name for item in request.session.items]
     first = modules.index("test_quality.py")
     assert set(modules[first:]) == {"test_quality.py"}, "a test runs after the quality tests"
+
+
+def test_the_longest_files_run_first_and_each_is_a_test_file(
+    request: pytest.FixtureRequest,
+) -> None:
+    from conftest import _LONGEST_FIRST
+
+    files = {path.name for path in ROOT.glob("**/tests/test_*.py") if ".venv" not in path.parts}
+    assert [name for name in _LONGEST_FIRST if name not in files] == []
+    order = list(dict.fromkeys(item.path.name for item in request.session.items))
+    listed = [name for name in _LONGEST_FIRST if name in order]
+    assert order[: len(listed)] == listed
