@@ -28,7 +28,7 @@ from unittest import mock
 import pytest
 from ef.evaluation import DatasetFormatError, read_trec_run, write_trec_run
 from ef.evaluation._io import qrels as core_qrels
-from ef.evaluation._io import trec as core_trec
+from ef.evaluation._io import stream as core_stream
 from ef.evaluation._io.files import open_binary, open_text
 from ef.evaluation._plugins import HOST
 from ef.evaluation.testing import registered_plugin
@@ -514,7 +514,8 @@ def builtin_reader_forbidden() -> Iterator[None]:
     def refuse(path: object) -> None:
         raise AssertionError(f"the built-in reader read {path}: the parser declined it")
 
-    with mock.patch.object(core_trec, "open_text", refuse):
+    # The built-in reader's one loop over a run file's lines (trec_groups) opens it here.
+    with mock.patch.object(core_stream, "open_text", refuse):
         yield
 
 

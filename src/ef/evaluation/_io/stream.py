@@ -24,10 +24,12 @@ from ef.evaluation._io.qrels import RUN, line_error
 __all__ = [
     "GROUPED",
     "ByQuery",
+    "QueryLines",
     "QueryScores",
     "StreamDeclined",
     "plugin_queries",
     "streaming_form",
+    "trec_groups",
     "trec_queries",
 ]
 
@@ -57,10 +59,34 @@ def trec_queries(path: PathArg) -> Iterator[QueryScores]:
         (both lines named) and a query seen again after another one (both lines named).
     """
     seen: dict[str, int] = {}  # query id -> its first line, for the message
+    for qid, scores, start, lines, blank in trec_groups(path):
+        first = seen.get(qid)
+        if first is not None:
+            _raise_regrouped(path, start, qid, first)
+        seen[qid] = start
+        _check_group(path, qid, scores, start, lines, blank)
+        yield qid, scores
+
+
+QueryLines = tuple[str, dict[str, float], int, int, int]
+"""One run of consecutive lines of a query: ``(query_id, {doc_id: score}, first line, lines,
+blank lines)``; the lines counted run from the first line to the next query's first."""
+
+
+def trec_groups(path: PathArg) -> Iterator[QueryLines]:
+    """Each run of consecutive lines of one query in the TREC run file ``path``, in file order.
+
+    The one loop over a run file's lines, for the streamed and the in-memory reader alike: a
+    doc listed twice keeps its last score, and a query may come back after another (the
+    callers decide what either means).
+
+    :raises DatasetFormatError: naming the file and line, for a line that is not
+        ``query-id Q0 doc-id rank score tag`` with an ASCII decimal, finite score.
+    """
     current_qid: str | None = None
     current: dict[str, float] = {}
     start = number = blank = start_blank = 0
-    to_float = float  # a local name: the hot loop runs once per line
+    to_float = float  # a local name: the hot loop runs once per line of multi-million-line files
     with open_text(path) as text:
         for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
             if len(line) > _QUICK_LENGTH:
@@ -76,20 +102,13 @@ def trec_queries(path: PathArg) -> Iterator[QueryScores]:
             # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
             if value - value or "_" in score or not score.isascii():
                 raise line_error(path, number, line, RUN)
-            if qid != current_qid:
+            if qid != current_qid:  # run files are grouped by query: one check per query
                 if current_qid is not None:
-                    lines, blanks = number - start, blank - start_blank
-                    _check_group(path, current_qid, current, start, lines, blanks)
-                    yield current_qid, current
-                first = seen.get(qid)
-                if first is not None:
-                    _raise_regrouped(path, number, qid, first)
-                seen[qid] = number
+                    yield current_qid, current, start, number - start, blank - start_blank
                 current_qid, current, start, start_blank = qid, {}, number, blank
             current[doc] = value
     if current_qid is not None:
-        _check_group(path, current_qid, current, start, number + 1 - start, blank - start_blank)
-        yield current_qid, current
+        yield current_qid, current, start, number + 1 - start, blank - start_blank
 
 
 def _check_group(

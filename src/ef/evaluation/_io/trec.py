@@ -19,12 +19,11 @@ from ef.evaluation._io.files import (
     PathArg,
     format_number,
     open_binary,
-    open_text,
     rereadable,
 )
 from ef.evaluation._io.frames import as_qrels, as_run
-from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
-from ef.evaluation._io.qrels import RUN, check_no_repeats, line_error, read_qrels
+from ef.evaluation._io.qrels import check_no_repeats, read_qrels
+from ef.evaluation._io.stream import trec_groups
 from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
 from ef.evaluation._types import Qrels, Run
@@ -36,9 +35,6 @@ __all__ = [
     "write_trec_qrels",
     "write_trec_run",
 ]
-
-# Lines longer than this many characters may be longer than MAX_TREC_LINE bytes.
-_QUICK_LENGTH = MAX_TREC_LINE // 4
 
 
 RunParser = Callable[..., tuple[dict[str, dict[str, float]], int, int]]
@@ -60,31 +56,15 @@ def read_trec_run(path: PathArg, parser: RunParser | None = None) -> dict[str, d
 def _read_run(path: PathArg) -> dict[str, dict[str, float]]:
     """The built-in reader of :func:`read_trec_run`, for a file that can be read again."""
     table: dict[str, dict[str, float]] = {}
-    current_qid: str | None = None
-    current: dict[str, float] = {}
-    number = blank = 0
-    to_float = float  # a local name: the hot loop runs once per line of multi-million-line files
-    with open_text(path) as text:
-        for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
-            if len(line) > _QUICK_LENGTH:
-                check_length(path, number, line, MAX_TREC_LINE)
-            try:
-                qid, _, doc, _, score, _ = line.split()
-                value = to_float(score)
-            except ValueError:
-                if line.isspace():
-                    blank += 1
-                    continue
-                raise line_error(path, number, line, RUN) from None
-            # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
-            if value - value or "_" in score or not score.isascii():
-                raise line_error(path, number, line, RUN)
-            if qid != current_qid:  # run files are grouped by query: one lookup per query
-                known = table.get(qid)
-                current = table[qid] = {} if known is None else known
-                current_qid = qid
-            current[doc] = value
-    check_no_repeats(path, number - blank, table)
+    counted = 0  # non-blank lines, to tell a doc listed twice
+    for qid, scores, _, lines, blank in trec_groups(path):
+        counted += lines - blank
+        known = table.get(qid)
+        if known is None:
+            table[qid] = scores
+        else:  # a query that comes back after another: in memory, its lines join up
+            known.update(scores)
+    check_no_repeats(path, counted, table)
     return table
 
 
