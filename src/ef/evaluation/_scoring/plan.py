@@ -19,7 +19,7 @@ import attrs
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
-from ef.evaluation._scoring.metrics import positive_grades
+from ef.evaluation._scoring.metrics import plain_judgements, positive_grades
 from ef.evaluation._scoring.ranked import RankingSummary, ScoringPlan, ndcg_all
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
@@ -99,7 +99,7 @@ def _plain(value: object) -> Any:
     raise TypeError(f"cannot fingerprint a {type(value).__name__}")
 
 
-def digest(value: Mapping[str, Any]) -> str:
+def digest(value: Mapping[str, Any], *, plain: bool = False) -> str:
     """The manifest's fingerprint: SHA-256 of ``value`` as given, in its order.
 
     ``value`` is a mapping of str to str, numbers or such mappings (qrels, query texts). It is
@@ -107,10 +107,13 @@ def digest(value: Mapping[str, Any]) -> str:
     the means are summed in — after any other mapping, str subclass or numeric type (numpy
     scalars) is turned into the plain dict, str, int or float it stands for.
 
+    :param plain: the caller's promise that ``value`` is made only of ``dict``, ``str``, ``int``
+        and ``float`` (:func:`~ef.evaluation._scoring.metrics.plain_judgements` said so): the
+        check is skipped.
     :raises TypeError: for a value that is neither a mapping, a str nor a real number.
     """
-    plain: Any = value if _marshals_as_is(value) else _plain(value)
-    return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(plain, _MARSHAL_VERSION)).hexdigest()
+    written: Any = value if plain or _marshals_as_is(value) else _plain(value)
+    return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(written, _MARSHAL_VERSION)).hexdigest()
 
 
 def _ndcg_ignoring_level(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
@@ -179,14 +182,21 @@ class QueryPlan:
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
         self.positives: dict[str, list[tuple[str, float]]] = {}
+        # Plain judgements (the usual case) are checked once, all together, in C-level passes:
+        # each query then only picks its positive grades.
+        self.plain = plain_judgements(qrels)
+        any_positive = judging.relevance_level is None  # then every positive grade is relevant
         for query_id, judged in qrels.items():
-            if not isinstance(judged, Mapping):
+            if self.plain:
+                positives = [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
+            elif not isinstance(judged, Mapping):
                 raise TypeError(
                     f"the judgements of query {query_id!r} must be a mapping "
                     f"{{doc_id: grade}}, got {type(judged).__name__}"
                 )
-            positives = positive_grades(judged, query_id)
-            if not any(relevant(grade) for _, grade in positives):
+            else:
+                positives = positive_grades(judged, query_id)
+            if not positives if any_positive else not any(relevant(g) for _, g in positives):
                 self.skipped[query_id] = no_relevant
             elif queries is not None and query_id not in queries:
                 self.skipped[query_id] = SKIP_NO_TEXT
@@ -224,7 +234,7 @@ class QueryPlan:
         """The manifest's fingerprints (:func:`digest`) of the qrels and, when given, of the
         planned queries' texts."""
         if self._digests is None:
-            self._digests = {"qrels": digest(self.qrels)}
+            self._digests = {"qrels": digest(self.qrels, plain=self.plain)}
             if self.queries is not None:
                 queries = self.queries
                 self._digests["queries"] = digest({q: queries[q] for q in self.planned})
