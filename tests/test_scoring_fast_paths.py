@@ -16,9 +16,11 @@ from collections import OrderedDict
 import pytest
 
 from ef.evaluation import evaluate_run
+from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
 from ef.evaluation._scoring.metrics import plain_judgements
-from ef.evaluation._scoring.plan import digest
+from ef.evaluation._scoring.plan import QueryPlan, digest
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "map")
 
@@ -75,7 +77,8 @@ def test_the_plain_digest_is_the_checked_one():
     _, qrels = _graded(20, seed=5)
     qrels["q0"]["dint"] = 2  # ints and floats together
     assert plain_judgements(qrels)
-    assert digest(qrels, plain=True) == digest(qrels)
+    plan = QueryPlan(qrels, None, metrics=lookup_metrics(["ndcg"]), k_values=(1,))
+    assert plan.digests()["qrels"] == digest(qrels)
 
 
 def test_kept_ideal_dcgs_never_cross_cutoffs_or_grades():
@@ -105,3 +108,34 @@ def test_kept_ideal_dcgs_stay_bounded(monkeypatch):
     monkeypatch.undo()
     fresh = [evaluate_run(run, qrels, k_values=ks, metrics=METRICS) for ks in ((1,), (2,), (3,))]
     assert fresh == reports
+
+
+def test_known_judgements_follow_their_content_not_their_object():
+    run, qrels = _graded(30, seed=17)
+    before = evaluate_run(run, qrels, k_values=(5, 10), metrics=METRICS)
+    query, docs = "q0", run["q0"]
+    qrels[query] = {docs[0]: 3.0, **{d: 0.0 for d in docs[1:]}}  # the same object, new content
+    after = evaluate_run(run, qrels, k_values=(5, 10), metrics=METRICS)
+    assert after.per_query[query]["recall@5"] == 1.0
+    assert after.per_query[query] != before.per_query[query]
+    assert after.manifest["fingerprints"] != before.manifest["fingerprints"]
+    _plan._KNOWN_QRELS.clear()
+    assert evaluate_run(run, qrels, k_values=(5, 10), metrics=METRICS) == after
+
+
+def test_known_judgements_never_stand_in_for_bad_ones():
+    qrels = {"q1": {"d1": 1.0}, "q2": {"d1": 2.0}}
+    evaluate_run({"q1": ["d1"]}, qrels, k_values=(1,), metrics=("ndcg",))
+    qrels["q2"]["d1"] = math.nan
+    for _ in range(2):
+        with pytest.raises(ValueError, match="grade of doc 'd1' for query 'q2' is nan"):
+            evaluate_run({"q1": ["d1"]}, qrels, k_values=(1,), metrics=("ndcg",))
+
+
+def test_known_judgements_stay_bounded():
+    _plan._KNOWN_QRELS.clear()
+    for seed in range(_plan._KNOWN_QRELS_KEPT + 3):
+        run, qrels = _graded(5, seed=seed)
+        evaluate_run(run, qrels, k_values=(1,), metrics=("ndcg",))
+    assert len(_plan._KNOWN_QRELS) == _plan._KNOWN_QRELS_KEPT
+    assert list(_plan._KNOWN_QRELS.values())[-1].keys() == qrels.keys()

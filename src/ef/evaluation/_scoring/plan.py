@@ -99,7 +99,7 @@ def _plain(value: object) -> Any:
     raise TypeError(f"cannot fingerprint a {type(value).__name__}")
 
 
-def digest(value: Mapping[str, Any], *, plain: bool = False) -> str:
+def digest(value: Mapping[str, Any]) -> str:
     """The manifest's fingerprint: SHA-256 of ``value`` as given, in its order.
 
     ``value`` is a mapping of str to str, numbers or such mappings (qrels, query texts). It is
@@ -107,13 +107,50 @@ def digest(value: Mapping[str, Any], *, plain: bool = False) -> str:
     the means are summed in — after any other mapping, str subclass or numeric type (numpy
     scalars) is turned into the plain dict, str, int or float it stands for.
 
-    :param plain: the caller's promise that ``value`` is made only of ``dict``, ``str``, ``int``
-        and ``float`` (:func:`~ef.evaluation._scoring.metrics.plain_judgements` said so): the
-        check is skipped.
     :raises TypeError: for a value that is neither a mapping, a str nor a real number.
     """
-    written: Any = value if plain or _marshals_as_is(value) else _plain(value)
+    written: Any = value if _marshals_as_is(value) else _plain(value)
     return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(written, _MARSHAL_VERSION)).hexdigest()
+
+
+_KNOWN_QRELS: dict[str, dict[str, list[tuple[str, float]]]] = {}
+"""digest → query → positive ``(doc_id, grade)`` pairs, for the last few plain qrels planned.
+
+Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
+checks and sorts through them once. The digest is of the marshal bytes, which tell ``int``,
+``float``, ``bool`` and ``str`` apart and write anything else (a numpy scalar, a subclass) as
+bytes or not at all: equal bytes are equal plain judgements, whatever object holds them. The
+lists are shared between plans and never mutated."""
+_KNOWN_QRELS_KEPT = 4
+
+
+def _known_positives(
+    qrels: Qrels,
+) -> tuple[str | None, dict[str, list[tuple[str, float]]] | None]:
+    """The manifest's digest of ``qrels`` and each query's positive grades, when ``qrels`` is
+    plain (:func:`~ef.evaluation._scoring.metrics.plain_judgements`); ``(None, None)`` otherwise:
+    the caller then checks every judgement the careful way and digests through :func:`digest`.
+    """
+    value: Any = qrels
+    try:
+        written = marshal.dumps(value, _MARSHAL_VERSION)
+    except (ValueError, TypeError):  # not a dict, or something marshal cannot write
+        return None, None
+    qrels_digest = DIGEST_PREFIX + hashlib.sha256(written).hexdigest()
+    known = _KNOWN_QRELS.get(qrels_digest)
+    if known is not None:
+        return qrels_digest, known
+    if not plain_judgements(qrels):
+        return None, None
+    # Checked all together above: each query only picks its positive grades.
+    known = {
+        query_id: [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
+        for query_id, judged in qrels.items()
+    }
+    while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:
+        del _KNOWN_QRELS[next(iter(_KNOWN_QRELS))]
+    _KNOWN_QRELS[qrels_digest] = known
+    return qrels_digest, known
 
 
 def _ndcg_ignoring_level(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
@@ -182,13 +219,12 @@ class QueryPlan:
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
         self.positives: dict[str, list[tuple[str, float]]] = {}
-        # Plain judgements (the usual case) are checked once, all together, in C-level passes:
-        # each query then only picks its positive grades.
-        self.plain = plain_judgements(qrels)
+        self._qrels_digest, known = _known_positives(qrels)
+        self.plain = known is not None
         any_positive = judging.relevance_level is None  # then every positive grade is relevant
         for query_id, judged in qrels.items():
-            if self.plain:
-                positives = [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
+            if known is not None:
+                positives = known[query_id]
             elif not isinstance(judged, Mapping):
                 raise TypeError(
                     f"the judgements of query {query_id!r} must be a mapping "
@@ -234,7 +270,7 @@ class QueryPlan:
         """The manifest's fingerprints (:func:`digest`) of the qrels and, when given, of the
         planned queries' texts."""
         if self._digests is None:
-            self._digests = {"qrels": digest(self.qrels, plain=self.plain)}
+            self._digests = {"qrels": self._qrels_digest or digest(self.qrels)}
             if self.queries is not None:
                 queries = self.queries
                 self._digests["queries"] = digest({q: queries[q] for q in self.planned})
