@@ -147,8 +147,8 @@ def _known_positives(
         query_id: [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
         for query_id, judged in qrels.items()
     }
-    while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:
-        del _KNOWN_QRELS[next(iter(_KNOWN_QRELS))]
+    while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
+        _KNOWN_QRELS.pop(next(iter(_KNOWN_QRELS), ""), None)
     _KNOWN_QRELS[qrels_digest] = known
     return qrels_digest, known
 
