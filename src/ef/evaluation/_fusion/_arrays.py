@@ -188,21 +188,25 @@ def trec_ordered(np: Any, docs: list[str], scores: Any) -> dict[str, float]:
     ties by doc id descending, as :func:`~ef.evaluation._fusion._order.in_trec_order`."""
     order = np.argsort(-scores, kind="stable")
     ordered = scores[order]
+    # Taken through an object array: no int object made per doc.
+    ranked = np.array(docs, dtype=object)[order].tolist()
+    values = ordered.tolist()
     tied = np.flatnonzero(ordered[1:] == ordered[:-1]).tolist()
-    if not tied:
-        return dict(zip(map(docs.__getitem__, order.tolist()), ordered.tolist(), strict=True))
-    places = order.tolist()
-    by_doc = docs.__getitem__
+    own: dict[str, float] | None = None
     start = None
     for position, following in zip(tied, [*tied[1:], None], strict=False):
         if start is None:
             start = position
         if following != position + 1:  # the tie group ends at position + 1
-            group = places[start : position + 2]
-            places[start : position + 2] = sorted(group, key=by_doc, reverse=True)
+            end = position + 2
+            group = ranked[start:end] = sorted(ranked[start:end], reverse=True)
+            if values[start] == 0.0:
+                # Equal values are the same floats, but for 0.0 and -0.0: each doc keeps its own.
+                if own is None:
+                    own = dict(zip(docs, scores.tolist(), strict=True))
+                values[start:end] = map(own.__getitem__, group)
             start = None
-    # Each doc with its own value: tied values are equal, not always the same (0.0, -0.0).
-    return dict(zip(map(by_doc, places), scores[places].tolist(), strict=True))
+    return dict(zip(ranked, values, strict=True))
 
 
 def all_finite(np: Any, scores: Any) -> bool:
