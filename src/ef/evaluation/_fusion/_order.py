@@ -31,6 +31,8 @@ def in_trec_order(scores: Mapping[str, float]) -> dict[str, float]:
         if start is None:
             start = position
         if following != position + 1:  # the tie group ends at position + 1
-            order[start : position + 2] = sorted(order[start : position + 2], reverse=True)
+            group = order[start : position + 2] = sorted(order[start : position + 2], reverse=True)
+            # Tied values are equal, not always the same: 0.0 and -0.0 stay with their docs.
+            values[start : position + 2] = map(get, group)
             start = None
     return dict(zip(order, values, strict=True))

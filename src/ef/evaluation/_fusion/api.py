@@ -11,6 +11,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._fusion._arrays import (
+    ArrayKernel,
+    all_finite,
+    array_kernel,
+    numpy_or_none,
+    trec_ordered,
+)
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
 from ef.evaluation._fusion._order import in_trec_order
@@ -235,6 +242,9 @@ def fuse_prepared(
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
+    kernel = array_kernel(entry, norm, options)
+    if kernel is not None:
+        return _fuse_with_arrays(prepared, entry, kernel)
     normalize_query = None if norm is None else _normalizer(norm)
     fused_run: FusedRun = {}
     for query_id, rankings in prepared.by_query.items():
@@ -249,12 +259,31 @@ def fuse_prepared(
             raise
         # A sum is finite only if every value is (a finite sum skips the scan).
         if not math.isfinite(sum(fused.values())) and not all(map(math.isfinite, fused.values())):
-            doc, score = next((d, s) for d, s in fused.items() if not math.isfinite(s))
-            raise ValueError(
-                f"fusion method {entry.name!r} (plugin {entry.plugin}) gave doc {doc!r} of query "
-                f"{query_id!r} the score {score!r}; fused scores must be finite"
-            )
+            raise _not_finite(entry, query_id, fused)
         fused_run[query_id] = in_trec_order(fused)
+    return fused_run
+
+
+def _not_finite(entry: MethodEntry, query_id: str, fused: Mapping[str, float]) -> ValueError:
+    doc, score = next((d, s) for d, s in fused.items() if not math.isfinite(s))
+    return ValueError(
+        f"fusion method {entry.name!r} (plugin {entry.plugin}) gave doc {doc!r} of query "
+        f"{query_id!r} the score {score!r}; fused scores must be finite"
+    )
+
+
+def _fuse_with_arrays(prepared: PreparedRuns, entry: MethodEntry, kernel: ArrayKernel) -> FusedRun:
+    """:func:`fuse_prepared` by a numpy kernel (:mod:`~ef.evaluation._fusion._arrays`): the same
+    fused run, float for float."""
+    np: Any = numpy_or_none()
+    fused_run: FusedRun = {}
+    # An overflow gives inf as Python's floats do, and is refused below, naming the doc.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for query_id, rankings in prepared.by_query.items():
+            docs, scores = kernel(rankings)
+            if not all_finite(np, scores):
+                raise _not_finite(entry, query_id, dict(zip(docs, scores.tolist(), strict=True)))
+            fused_run[query_id] = trec_ordered(np, docs, scores)
     return fused_run
 
 

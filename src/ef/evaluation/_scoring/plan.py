@@ -19,7 +19,7 @@ import attrs
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
-from ef.evaluation._scoring.metrics import positive_grades
+from ef.evaluation._scoring.metrics import plain_judgements, positive_grades
 from ef.evaluation._scoring.ranked import RankingSummary, ScoringPlan, ndcg_all
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
@@ -109,8 +109,48 @@ def digest(value: Mapping[str, Any]) -> str:
 
     :raises TypeError: for a value that is neither a mapping, a str nor a real number.
     """
-    plain: Any = value if _marshals_as_is(value) else _plain(value)
-    return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(plain, _MARSHAL_VERSION)).hexdigest()
+    written: Any = value if _marshals_as_is(value) else _plain(value)
+    return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(written, _MARSHAL_VERSION)).hexdigest()
+
+
+_KNOWN_QRELS: dict[str, dict[str, list[tuple[str, float]]]] = {}
+"""digest → query → positive ``(doc_id, grade)`` pairs, for the last few plain qrels planned.
+
+Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
+checks and sorts through them once. The digest is of the marshal bytes, which tell ``int``,
+``float``, ``bool`` and ``str`` apart and write anything else (a numpy scalar, a subclass) as
+bytes or not at all: equal bytes are equal plain judgements, whatever object holds them. The
+lists are shared between plans and never mutated."""
+_KNOWN_QRELS_KEPT = 4
+
+
+def _known_positives(
+    qrels: Qrels,
+) -> tuple[str | None, dict[str, list[tuple[str, float]]] | None]:
+    """The manifest's digest of ``qrels`` and each query's positive grades, when ``qrels`` is
+    plain (:func:`~ef.evaluation._scoring.metrics.plain_judgements`); ``(None, None)`` otherwise:
+    the caller then checks every judgement the careful way and digests through :func:`digest`.
+    """
+    value: Any = qrels
+    try:
+        written = marshal.dumps(value, _MARSHAL_VERSION)
+    except (ValueError, TypeError):  # not a dict, or something marshal cannot write
+        return None, None
+    qrels_digest = DIGEST_PREFIX + hashlib.sha256(written).hexdigest()
+    known = _KNOWN_QRELS.get(qrels_digest)
+    if known is not None:
+        return qrels_digest, known
+    if not plain_judgements(qrels):
+        return None, None
+    # Checked all together above: each query only picks its positive grades.
+    known = {
+        query_id: [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
+        for query_id, judged in qrels.items()
+    }
+    while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
+        _KNOWN_QRELS.pop(next(iter(_KNOWN_QRELS), ""), None)
+    _KNOWN_QRELS[qrels_digest] = known
+    return qrels_digest, known
 
 
 def _ndcg_ignoring_level(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
@@ -182,14 +222,20 @@ class QueryPlan:
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
         self.positives: dict[str, list[tuple[str, float]]] = {}
+        self._qrels_digest, known = _known_positives(qrels)
+        self.plain = known is not None
+        any_positive = judging.relevance_level is None  # then every positive grade is relevant
         for query_id, judged in qrels.items():
-            if not isinstance(judged, Mapping):
+            if known is not None:
+                positives = known[query_id]
+            elif not isinstance(judged, Mapping):
                 raise TypeError(
                     f"the judgements of query {query_id!r} must be a mapping "
                     f"{{doc_id: grade}}, got {type(judged).__name__}"
                 )
-            positives = positive_grades(judged, query_id)
-            if not any(relevant(grade) for _, grade in positives):
+            else:
+                positives = positive_grades(judged, query_id)
+            if not positives if any_positive else not any(relevant(g) for _, g in positives):
                 self.skipped[query_id] = no_relevant
             elif queries is not None and query_id not in queries:
                 self.skipped[query_id] = SKIP_NO_TEXT
@@ -229,7 +275,7 @@ class QueryPlan:
         """The manifest's fingerprints (:func:`digest`) of the qrels and, when given, of the
         planned queries' texts."""
         if self._digests is None:
-            self._digests = {"qrels": digest(self.qrels)}
+            self._digests = {"qrels": self._qrels_digest or digest(self.qrels)}
             if self.queries is not None:
                 queries = self.queries
                 self._digests["queries"] = digest({q: queries[q] for q in self.planned})

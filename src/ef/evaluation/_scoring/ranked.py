@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 
 from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
 from ef.evaluation._scoring.metrics import check_cutoff
@@ -132,7 +133,7 @@ def summarize(
         pairs = found[0]
         positions = [p for p, _ in pairs]
         gains = [g for _, g in pairs]
-    ideal = sorted([grade for _, grade in positives], reverse=True)
+    ideal = sorted(map(itemgetter(1), positives), reverse=True)
     return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
 
 
@@ -290,6 +291,13 @@ class ScoringPlan:
         return dict(zip(self.keys, values, strict=True))
 
 
+_IDEAL_DCGS: dict[tuple[int, ...], dict[tuple[float, ...], list[float]]] = {}
+"""cutoffs → sorted grades → the ideal DCG at each cutoff: a pure function's values, kept for
+the evaluations that follow (another run against the same qrels) up to a bound."""
+_IDEAL_DCGS_KEPT = 100_000
+_IDEAL_DCGS_CUTOFFS = 16
+
+
 def _builtin_step(
     metrics: Sequence[Metric], ks: tuple[int, ...]
 ) -> Callable[[RankingSummary], list[float]] | None:
@@ -311,9 +319,12 @@ def _builtin_step(
     zeros = [0.0] * (len(ks) * len(order))
     largest_k = ks[-1]
     # The ideal DCG at every cutoff depends only on the query's sorted grades, which repeat
-    # across queries (binary judgements: only R): summed once per distinct grades, in the same
-    # order as ndcg_all, so the same floats. At most one entry per query of this evaluation.
-    ideal_dcgs: dict[tuple[float, ...], list[float]] = {}
+    # across queries (binary judgements: only R) and across evaluations with the same qrels:
+    # summed once per distinct grades and cutoffs, in the same order as ndcg_all, so the same
+    # floats.
+    if ks not in _IDEAL_DCGS and len(_IDEAL_DCGS) >= _IDEAL_DCGS_CUTOFFS:
+        _IDEAL_DCGS.clear()
+    ideal_dcgs = _IDEAL_DCGS.setdefault(ks, {})
 
     def ideal_at(ideal: list[float]) -> list[float]:
         n_ideal = len(ideal)
@@ -342,6 +353,8 @@ def _builtin_step(
         key = tuple(ideal)
         idcgs = ideal_dcgs.get(key)
         if idcgs is None:
+            if len(ideal_dcgs) >= _IDEAL_DCGS_KEPT:
+                ideal_dcgs.clear()
             idcgs = ideal_dcgs[key] = ideal_at(ideal)
         # Discounts only as far as this query reaches: memory follows the rankings, never k.
         log2 = log2_table(positions[-1] + 1)
