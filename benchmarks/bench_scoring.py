@@ -64,6 +64,16 @@ def ef_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) ->
     return {key: report.metrics[key] for key in COMMON}
 
 
+def ef_first_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
+    """ef evaluating judgements it has not seen before: what it keeps of earlier evaluations
+    (each qrels' checked positive grades, ideal DCGs) is dropped first, as in a fresh process."""
+    from ef.evaluation._scoring import plan, ranked
+
+    plan._KNOWN_QRELS.clear()
+    ranked._IDEAL_DCGS.clear()
+    return ef_call(run, qrels)
+
+
 def ef_default_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
     from ef.evaluation import evaluate_run
 
@@ -361,8 +371,12 @@ SWEEP_SIZES = (
 def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
     """ef (ranked lists) beside pytrec_eval (its dict of dicts, best first) at each size.
 
-    Each size is its own workload of the chosen shape; the two calls alternate (which one goes
-    first alternates too), after one untimed call each. Small sizes get more repeats, so every
+    ef keeps what it learnt of a qrels (its checked positive grades, ideal DCGs) for later
+    evaluations against the same judgements, while pytrec_eval's call builds its evaluator from
+    the qrels every time; so ef is also timed on judgements it has not seen ("new qrels": what
+    it kept is dropped before each call), the cost of a single evaluation in a fresh process.
+    Each size is its own workload of the chosen shape; the calls alternate (their order
+    alternates too), after one untimed call each. Small sizes get more repeats, so every
     median rests on at least ``repeats`` samples and about a second of timing.
     """
     build = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[shape]
@@ -373,6 +387,7 @@ def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
         scored, qrels, qrels_int = workload.scored(), workload.qrels, workload.qrels_int
         calls = {
             "ef": functools.partial(ef_call, workload.ranked, qrels),
+            "ef first": functools.partial(ef_first_call, workload.ranked, qrels),
             "pytrec_eval": functools.partial(pytrec_eval_call, scored, qrels_int),
         }
         gc.collect()
@@ -386,13 +401,14 @@ def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
                 seconds, _ = timed(calls[name])
                 samples[name].append(seconds)
         gc.unfreeze()
-        ef_s, pytrec_s = (statistics.median(samples[name]) for name in calls)
+        ef_s, first_s, pytrec_s = (statistics.median(samples[name]) for name in calls)
         rows.append(
             {
                 "queries": n_queries,
                 "depth": depth,
                 "repeats": count,
                 "ef": ef_s,
+                "ef_first": first_s,
                 "pytrec_eval": pytrec_s,
                 "max_abs_diff": agreement(outputs["pytrec_eval"], outputs["ef"]),
             }
@@ -408,8 +424,8 @@ def warm_up_ef_and_pytrec_eval() -> None:
 
 SWEEP_HEADER = [
     "| queries × docs | runs | ef ms | ef µs/query | pytrec_eval ms | pytrec_eval µs/query "
-    "| ef ÷ pytrec_eval | agreement |",
-    "|---|---:|---:|---:|---:|---:|---:|---|",
+    "| ef ÷ pytrec_eval | ef, new qrels, ms | ef, new qrels ÷ pytrec_eval | agreement |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 ]
 
 
@@ -420,6 +436,7 @@ def render_sweep_row(row: Mapping[str, Any]) -> str:
         f"| {n:,} × {row['depth']:,} | {row['repeats']} | {row['ef'] * 1e3:.2f} "
         f"| {row['ef'] / n * 1e6:.1f} | {row['pytrec_eval'] * 1e3:.2f} "
         f"| {row['pytrec_eval'] / n * 1e6:.1f} | {row['ef'] / row['pytrec_eval']:.2f} "
+        f"| {row['ef_first'] * 1e3:.2f} | {row['ef_first'] / row['pytrec_eval']:.2f} "
         f"| {ok} {row['max_abs_diff']:.1e} |"
     )
 

@@ -348,14 +348,15 @@ class PluginHost:
             return self._trec_run_parser[0]
 
     def plugins(self) -> list[PluginInfo]:
-        """Every loaded plugin, built-ins first."""
+        """Every loaded plugin: the built-ins first, in the order they register, then the others
+        by name (not by the order they happened to load in)."""
         pm = self.manager
         infos: list[PluginInfo] = []
         for name, plugin in pm.list_name_plugin():
             dist_name, version, builtin = self._origins.get(name, (None, None, False))
             hooks = tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or ()))
             infos.append(PluginInfo(name, dist_name, version, hooks, builtin))
-        return sorted(infos, key=lambda info: not info.builtin)
+        return sorted(infos, key=lambda info: (not info.builtin, "" if info.builtin else info.name))
 
 
 def _from(dist_name: str | None, version: str | None) -> str:
