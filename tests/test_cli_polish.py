@@ -146,6 +146,24 @@ def test_a_real_sigint_at_any_moment_of_start_up_never_shows_a_traceback(delay):
         assert (process.returncode, stdout, stderr) == (130, "", INTERRUPTED)
 
 
+def test_a_sigint_after_the_command_returned_leaves_its_exit_code_and_output():
+    # The moment a late Ctrl-C lands in: the command is done, the interpreter not yet gone.
+    code = (
+        "import os, signal, sys\n"
+        "from ef._ef_eval import main\n"
+        "sys.argv[1:] = ['plugins', '--format', 'json']\n"
+        "code = main()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.exit(code)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)
+
+
 def test_importing_the_cli_imports_no_command_until_main_runs():
     code = (
         "import sys, ef.evaluation.cli as cli\n"

@@ -8,6 +8,7 @@ imports nothing of it until it is ready to say ``ef-eval: interrupted`` instead.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 __all__ = ["main"]
@@ -16,14 +17,22 @@ _EXIT_INTERRUPTED = 130
 
 
 def main() -> int:
-    """Import and run :func:`ef.evaluation.cli.main`; exit code 130 when interrupted."""
+    """Import and run :func:`ef.evaluation.cli.main`; exit code 130 when interrupted.
+
+    Once the command has returned, its output is written: a Ctrl-C between then and the end of
+    the process (the interpreter's shutdown takes a while) is ignored, so the process ends with
+    the command's exit code, not killed by the signal.
+    """
     try:
         from ef.evaluation.cli import main as run_command
+
+        code = run_command()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     except KeyboardInterrupt:
         if sys.stderr is not None:
             print("ef-eval: interrupted", file=sys.stderr)
         return _EXIT_INTERRUPTED
-    return run_command()
+    return code
 
 
 if __name__ == "__main__":
