@@ -131,11 +131,16 @@ def main() -> None:
                 ray.get(replica.search.remote(text, 10))
                 in_process.append(tock - tick)
                 through_ray.append(time.perf_counter() - tock)
-            batched = []
+            batched, beside = [], []
             for start in range(0, 200, 4):  # the calls micro-batching makes, 4 searches each
+                chunk = texts[start : start + 4]
                 tick = time.perf_counter()
-                ray.get(replica.search_batch.remote([(t, 10) for t in texts[start : start + 4]]))
-                batched.append((time.perf_counter() - tick) / 4)
+                for text in chunk:
+                    index.search(text, limit=10, per_document=True)
+                tock = time.perf_counter()
+                ray.get(replica.search_batch.remote([(text, 10) for text in chunk]))
+                beside.append((tock - tick) / 4)
+                batched.append((time.perf_counter() - tock) / 4)
             single = [
                 _timed_evaluation(retriever, dict(list(queries.items())[:100]), qrels, 1) / 100
                 for _ in range(arguments.repeats)
@@ -147,6 +152,7 @@ def main() -> None:
     remote = statistics.median(through_ray) * 1e3
     runner = statistics.median(single) * 1e3
     in_batches = statistics.median(batched) * 1e3
+    in_batches_local = statistics.median(beside) * 1e3
     ratio = throughput[2] / throughput[1]
     print()
     print(f"load average (1 min) at the start and the end: {load:.1f}, {os.getloadavg()[0]:.1f}")
@@ -157,7 +163,10 @@ def main() -> None:
     print(f"| ratio 2 ÷ 1 (target ≥ 1.6) | {ratio:.2f}× {'✓' if ratio >= 1.6 else '✗'} |")
     print(f"| per query, in-process `index.search` | {local:.2f} ms |")
     print(f"| per query, one actor call through Ray | {remote:.2f} ms |")
-    print(f"| per query, in actor calls of 4 searches | {in_batches:.2f} ms |")
+    print(
+        f"| per query, in actor calls of 4 searches | {in_batches:.2f} ms "
+        f"(in-process beside it: {in_batches_local:.2f} ms) |"
+    )
     print(f"| per query, `evaluate_retrieval` through Ray, one at a time | {runner:.2f} ms |")
     print(f"| overhead of the trip through Ray | {remote - local:.2f} ms |")
 
