@@ -172,3 +172,64 @@ async def test_a_replica_killed_with_a_batch_in_flight_loses_none_of_it(tmp_path
     assert report.manifest["retriever_info"]["resubmitted"] >= 2
     assert report.failures == ()
     assert report.metrics == local.metrics
+
+
+class Gate:
+    """An index that logs each query it is asked and, for queries starting with ``hold``, waits
+    until the test writes the file ``go``."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder)
+        self.index = ingest(CORPUS)
+
+    def search(self, query: str, *, limit: int = 10) -> Any:
+        with open(self.folder / "asked.log", "a") as log:
+            log.write(f"{query}\n")
+        while query.startswith("hold") and not (self.folder / "go").exists():
+            time.sleep(0.02)
+        return self.index.search(query, limit=limit, per_document=True)
+
+
+@pytest.mark.anyio
+async def test_a_search_cancelled_while_it_waits_is_never_sent(tmp_path: Path) -> None:
+    # One search per call and one replica: two calls in flight, the other searches wait.
+    retriever = RayRetriever(
+        functools.partial(Gate, str(tmp_path)), num_cpus=0.5, max_batch=1
+    ).start()
+    log = tmp_path / "asked.log"
+    found: dict[str, Any] = {}
+    scope = anyio.CancelScope()
+    cancelled = anyio.Event()
+
+    async def one(query: str) -> None:
+        found[query] = await retriever.search(query, limit=5)
+
+    async def cancelled_one() -> None:
+        with scope:
+            await one("w3 cancelled")
+        cancelled.set()
+
+    async def waiting(count: int) -> None:
+        while len(retriever._batches._waiting[0]) != count:  # noqa: ASYNC110 - polled state
+            await anyio.sleep(0.01)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for query in ("hold w1", "hold w2"):
+                group.start_soon(one, query)
+            while not log.exists():  # noqa: ASYNC110 - written by another process
+                await anyio.sleep(0.02)
+            group.start_soon(cancelled_one)  # (the event loop may start tasks in any order)
+            await waiting(1)
+            group.start_soon(one, "w4 after")
+            await waiting(2)
+            scope.cancel()
+            await cancelled.wait()
+            (tmp_path / "go").touch()
+    finally:
+        retriever.shutdown()
+    asked = log.read_text().splitlines()
+    assert sorted(asked[:2]) == ["hold w1", "hold w2"]
+    assert asked[2:] == ["w4 after"]
+    assert sorted(found) == ["hold w1", "hold w2", "w4 after"]
+    assert [(hit.doc_id, hit.score) for hit in found["w4 after"]] == expected("w4 after", 5)
