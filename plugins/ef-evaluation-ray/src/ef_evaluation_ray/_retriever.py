@@ -169,7 +169,9 @@ class RayRetriever:
             return index, handles[index]
 
     async def search(self, query: str, *, limit: int = 10) -> Any:
-        """The results of the retriever in one replica, as it returned them."""
+        """The results of the retriever in one replica, as it returned them — except a list of
+        ``SearchHit`` results, which comes back as :class:`~ef_evaluation_ray.RankedHit` (doc id,
+        score) pairs: the same ranking and scores, without the segments' text."""
         from ray.exceptions import RayActorError
 
         tried: set[int] = set()
