@@ -12,7 +12,8 @@ default ``$EF_BENCH_CACHE`` or ``<tmp>/ef-evaluation-bench``) and every replica 
   the ratio of 2 replicas to 1 (the target: at least 1.6× on 2 cores).
 - **overhead**: one query at a time (``max_concurrency=1``, one replica) against the in-process
   index called directly: the median per-query time of each and their difference — what a
-  search pays for the trip through Ray (submitting the task, pickling the hits, the reply).
+  search pays for the trip through Ray (submitting the task, pickling the hits, the reply);
+  and the per-query time of actor calls of 4 searches, as micro-batching sends them.
 
     python benchmarks/bench_ray.py --repeats 3     # ~3-5 minutes on 2 cores
 """
@@ -130,6 +131,16 @@ def main() -> None:
                 ray.get(replica.search.remote(text, 10))
                 in_process.append(tock - tick)
                 through_ray.append(time.perf_counter() - tock)
+            batched, beside = [], []
+            for start in range(0, 200, 4):  # the calls micro-batching makes, 4 searches each
+                chunk = texts[start : start + 4]
+                tick = time.perf_counter()
+                for text in chunk:
+                    index.search(text, limit=10, per_document=True)
+                tock = time.perf_counter()
+                ray.get(replica.search_batch.remote([(text, 10) for text in chunk]))
+                beside.append((tock - tick) / 4)
+                batched.append((time.perf_counter() - tock) / 4)
             single = [
                 _timed_evaluation(retriever, dict(list(queries.items())[:100]), qrels, 1) / 100
                 for _ in range(arguments.repeats)
@@ -140,6 +151,8 @@ def main() -> None:
     local = statistics.median(in_process) * 1e3
     remote = statistics.median(through_ray) * 1e3
     runner = statistics.median(single) * 1e3
+    in_batches = statistics.median(batched) * 1e3
+    in_batches_local = statistics.median(beside) * 1e3
     ratio = throughput[2] / throughput[1]
     print()
     print(f"load average (1 min) at the start and the end: {load:.1f}, {os.getloadavg()[0]:.1f}")
@@ -150,6 +163,10 @@ def main() -> None:
     print(f"| ratio 2 ÷ 1 (target ≥ 1.6) | {ratio:.2f}× {'✓' if ratio >= 1.6 else '✗'} |")
     print(f"| per query, in-process `index.search` | {local:.2f} ms |")
     print(f"| per query, one actor call through Ray | {remote:.2f} ms |")
+    print(
+        f"| per query, in actor calls of 4 searches | {in_batches:.2f} ms "
+        f"(in-process beside it: {in_batches_local:.2f} ms) |"
+    )
     print(f"| per query, `evaluate_retrieval` through Ray, one at a time | {runner:.2f} ms |")
     print(f"| overhead of the trip through Ray | {remote - local:.2f} ms |")
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import ray
 
+from ef._search_types import SearchHit
 from ef._segmenting import whole_documents
-from ef.evaluation._plugins import adapt_retriever
+from ef.evaluation._plugins import HOST, adapt_retriever
 from ef.evaluation._running.adapters import PreparedRetriever, prepare_retriever
 from ef.evaluation._running.driver import retriever_identity
 from ef.source_manager import ingest
 from ef_evaluation_ray._bm25_shard import CollectionStatistics, GlobalBm25Shard, shard_statistics
+from ef_evaluation_ray._hits import RankedHit
 
 __all__ = ["Replica", "Shard", "statistics_of"]
 
@@ -39,6 +42,47 @@ def _portable(results: Any) -> Any:
     if isinstance(results, Iterable):
         return list(results)
     return results
+
+
+def _compact(results: Any) -> Any:
+    """A list of ``SearchHit`` results as :class:`RankedHit` tuples — the same doc ids (as the
+    runner's getter reads them) and scores, in the same order and number, without the segments'
+    text; any other results as they are."""
+    if type(results) is not list or not results:
+        return results
+    getter = HOST.doc_id_getter(SearchHit)
+    if getter is None:
+        return results
+    compact = []
+    for hit in results:
+        if type(hit) is not SearchHit:
+            return results
+        doc_id, score = getter(hit), hit.score
+        if type(doc_id) is not str or type(score) is not float:
+            return results  # for the runner to judge, as it judges them in-process
+        compact.append(RankedHit(doc_id, score))
+    return compact
+
+
+_cloudpickle = cast("Callable[[Any], bytes]", ray.cloudpickle.dumps)
+
+
+def _packed(outcome: tuple[bool, Any]) -> bytes:
+    """One query's outcome, pickled on its own: results that cannot travel fail their query only
+    (as they did when each query was a call of its own), not the batch.
+
+    The C pickler first (hits and exceptions of importable types, the common case, at a fraction
+    of the cost), then cloudpickle, as Ray pickles what it sends (a lambda, a local class).
+    """
+    try:
+        return pickle.dumps(outcome, protocol=5)
+    except Exception:
+        pass
+    try:
+        return _cloudpickle(outcome)
+    except Exception as error:
+        problem = TypeError(f"the results of this query cannot be sent to the driver: {error}")
+        return _cloudpickle((False, problem))
 
 
 class _Built:
@@ -73,7 +117,27 @@ class _Replica(_Built):
         return retriever_identity(self._retriever)
 
     def search(self, query: str, limit: int) -> Any:
+        """The results of one search (``SearchHit`` results sent as :class:`RankedHit` tuples)."""
         self._check()
+        return _compact(self._answer(query, limit))
+
+    def search_batch(self, calls: Sequence[tuple[str, int]]) -> list[bytes]:
+        """Several searches in one call: each answered on its own, its results or its exception
+        pickled on its own — one query's failure fails only that query.
+
+        :returns: per call, a pickled ``(True, results)`` or ``(False, exception)``.
+        """
+        self._check()
+        packed = []
+        for query, limit in calls:
+            try:
+                outcome: tuple[bool, Any] = (True, _compact(self._answer(query, limit)))
+            except Exception as error:
+                outcome = (False, error)
+            packed.append(_packed(outcome))
+        return packed
+
+    def _answer(self, query: str, limit: int) -> Any:
         prepared = self._prepared.get(limit)
         if prepared is None:
             prepared = self._prepared[limit] = prepare_retriever(

@@ -6,7 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ef_evaluation_ray._calls import await_refs, unwrapped
+from ef_evaluation_ray._batches import Batcher
+from ef_evaluation_ray._calls import unwrapped
 
 __all__ = ["RayRetriever", "check_resources"]
 
@@ -48,11 +49,15 @@ class RayRetriever:
     replicas as it awaits any async retriever, so ``max_concurrency``, timeouts, retries,
     ``on_error``, progress and journals work as they do in-process.
 
-    Each search goes to the replica with the fewest searches in flight. When a replica dies
+    Each search goes to the replica with the fewest searches in flight. A replica has at most
+    ``actor_concurrency + 1`` calls in flight; the searches that arrive meanwhile go to it
+    together, up to ``max_batch`` in one call, when a call comes back (micro-batching: a call
+    through Ray costs CPU of its own, which batches share). Each query of a batch is answered
+    and fails on its own, as a call of its own would. When a replica dies
     (its node is lost, its process crashes), Ray restarts it (up to ``max_restarts`` times) but
     fails the searches it was answering with a ``RayActorError``; those are resubmitted here to
-    another replica, once per replica, so a lost node costs time, not queries. Each search is
-    answered once: nothing is scored twice.
+    another replica (each search of a lost batch on its own), once per replica, so a lost node
+    costs time, not queries. Each search is answered once: nothing is scored twice.
 
     :param factory: builds the retriever in an actor — a picklable callable without arguments,
         e.g. ``functools.partial(ef.source_manager.load_index, "/shared/index")``.
@@ -62,6 +67,7 @@ class RayRetriever:
     :param actor_concurrency: searches one actor answers at once, in threads (the retriever
         must then be thread-safe).
     :param max_restarts: how often Ray restarts a dead actor (``-1``: always).
+    :param max_batch: searches sent to a replica in one call at most (``1``: each on its own).
     :param retriever_id: the identity recorded in journals and the manifest; by default the
         identity of the retriever the actors build (as an in-process evaluation records it),
         so a journal resumes on another cluster, or in-process.
@@ -76,6 +82,7 @@ class RayRetriever:
         num_gpus: float = 0,
         actor_concurrency: int = 1,
         max_restarts: int = 3,
+        max_batch: int = 16,
         retriever_id: str | None = None,
     ) -> None:
         if not callable(factory):
@@ -85,12 +92,16 @@ class RayRetriever:
         self.replicas = _count("replicas", replicas, 1)
         self.actor_concurrency = _count("actor_concurrency", actor_concurrency, 1)
         self.max_restarts = _count("max_restarts", max_restarts, -1)
+        self.max_batch = _count("max_batch", max_batch, 1)
         self.num_cpus, self.num_gpus = num_cpus, num_gpus
         self._identity = retriever_id
         self._handles: list[Any] | None = None
         self._in_flight: list[int] = []
         self._turn = 0
         self._lock = threading.Lock()  # trio runs searches from worker threads too
+        self._batches = Batcher(
+            self.replicas, self.actor_concurrency + 1, self.max_batch, self._lock
+        )
         self.resubmitted = 0
         """How many searches went to another replica because theirs died."""
 
@@ -158,15 +169,16 @@ class RayRetriever:
             return index, handles[index]
 
     async def search(self, query: str, *, limit: int = 10) -> Any:
-        """The results of the retriever in one replica, as it returned them."""
+        """The results of the retriever in one replica, as it returned them — except a list of
+        ``SearchHit`` results, which comes back as :class:`~ef_evaluation_ray.RankedHit` (doc id,
+        score) pairs: the same ranking and scores, without the segments' text."""
         from ray.exceptions import RayActorError
 
         tried: set[int] = set()
         while True:
             index, handle = self._choose(tried)
             try:
-                (results,) = await await_refs([handle.search.remote(query, limit)])
-                return results
+                return await self._batches.ask(index, handle, query, limit)
             except RayActorError:
                 tried.add(index)
                 if len(tried) == self.replicas:
@@ -202,6 +214,8 @@ class RayRetriever:
             "resources": {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus},
             "actor_concurrency": self.actor_concurrency,
             "max_restarts": self.max_restarts,
+            "max_batch": self.max_batch,
+            "calls": self._batches.calls,
             "resubmitted": self.resubmitted,
         }
 
