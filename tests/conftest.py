@@ -79,6 +79,7 @@ _LONGEST_FIRST = (
     "test_docs.py",
     "test_trec_run.py",
     "test_fusion_ranx.py",
+    "test_ray_batching.py",
     "test_cli.py",
     "test_html_browser.py",
     "test_index_defaults.py",
