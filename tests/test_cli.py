@@ -37,6 +37,7 @@ from ef.evaluation import (
     write_trec_qrels,
     write_trec_run,
 )
+from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation.cli._common import CliError, Table, parse_cutoffs, render_text
 from ef.evaluation.cli._terminal import column_blocks, natural_width, transposed
@@ -347,6 +348,7 @@ def test_a_file_without_samples_is_an_error(tmp_path: Path) -> None:
 
 
 def test_plugins_lists_every_plugin_with_what_it_provides() -> None:
+    HOST.reset()  # this process lists what is installed, as the command's process does
     result = ef_eval("plugins", "--format", "json", env=os.environ)
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout)

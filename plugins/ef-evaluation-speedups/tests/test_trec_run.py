@@ -253,7 +253,11 @@ def builtin_reader() -> Iterator[None]:
         assert HOST.trec_run_parser() is None
         yield
     finally:
-        HOST.register(plugin, PLUGIN_NAME)
+        # Loaded again as installed (its distribution and version known), as before the switch;
+        # registered by hand only where it was not loaded from its distribution.
+        HOST.reset()
+        if HOST.manager.get_plugin(PLUGIN_NAME) is None:
+            HOST.register(plugin, PLUGIN_NAME)
     assert HOST.trec_run_parser() is parse_trec_run
 
 
