@@ -235,12 +235,17 @@ def read_qrels(source: str, reader: str | None) -> Qrels:
     """The judgements in a qrels file (TREC or BEIR TSV), or those of a dataset ``reader``
     reads (``--reader``).
 
-    :raises CliError: for a reader that is not registered (a usage error).
+    :raises CliError: for a reader that is not registered (a usage error), or judgements
+        without a single query (nothing could be scored: the error names the file).
     """
+    qrels: Qrels
     if reader is None:
-        return read_trec_qrels(source)
-    check_names([reader], registry().readers, "dataset reader")
-    _, _, qrels = read_dataset(source, reader=reader)
+        qrels = read_trec_qrels(source)
+    else:
+        check_names([reader], registry().readers, "dataset reader")
+        _, _, qrels = read_dataset(source, reader=reader)
+    if not qrels:
+        raise CliError(f"{source}: no judgements in it, so no query can be scored")
     return qrels
 
 
