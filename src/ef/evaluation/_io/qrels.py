@@ -171,14 +171,21 @@ def check_no_repeats(path: PathArg, records: int, table: Mapping[str, Sized]) ->
         raise_duplicate(path)
 
 
-def raise_duplicate(path: PathArg) -> None:
-    """Find the first repeated (query, doc) pair of a TREC file already parsed; report it."""
+def raise_duplicate(path: PathArg, *, start: int = 1, query: str | None = None) -> None:
+    """Find the first repeated (query, doc) pair of a TREC file already parsed; report it.
+
+    :param start: the line to look from.
+    :param query: look only at this query's lines from ``start`` on, up to another query's
+        (a streamed file's group: what the search keeps stays one query's size).
+    """
     seen: dict[tuple[str, str], int] = {}
     with open_text(path) as text:
         for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
             parts = line.split()
-            if not parts:
+            if number < start or not parts:
                 continue
+            if query is not None and parts[0] != query:
+                break
             key = (parts[0], parts[2])
             first = seen.setdefault(key, number)
             if first != number:

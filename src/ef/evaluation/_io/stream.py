@@ -19,7 +19,7 @@ from typing import Any
 from ef.evaluation._exceptions import DatasetFormatError, EvaluationError, PluginWarning
 from ef.evaluation._io.files import READ_ERRORS, PathArg, open_binary, open_text
 from ef.evaluation._io.lines import MAX_TREC_LINE, bounded_lines, check_length
-from ef.evaluation._io.qrels import RUN, line_error
+from ef.evaluation._io.qrels import RUN, line_error, raise_duplicate
 
 __all__ = [
     "GROUPED",
@@ -116,7 +116,7 @@ def _check_group(
 ) -> None:
     """Refuse a query whose lines name a doc twice (fewer docs than non-blank lines)."""
     if lines - blank != len(scores):
-        _raise_repeated_doc(path, qid, start)
+        raise_duplicate(path, start=start, query=qid)
 
 
 def _raise_regrouped(path: PathArg, number: int, qid: str, first: int) -> None:
@@ -127,27 +127,6 @@ def _raise_regrouped(path: PathArg, number: int, qid: str, first: int) -> None:
         "a run file given by path is scored one query at a time",
         GROUPED,
     )
-
-
-def _raise_repeated_doc(path: PathArg, qid: str, start: int) -> None:
-    seen: dict[str, int] = {}
-    with open_text(path) as text:
-        for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
-            parts = line.split()
-            if number < start or not parts:
-                continue
-            if parts[0] != qid:
-                break
-            first = seen.setdefault(parts[2], number)
-            if first != number:
-                raise DatasetFormatError(
-                    path,
-                    number,
-                    f"doc {parts[2]!r} listed again for query {qid!r} (first on line {first})",
-                    "each doc id at most once per query",
-                )
-    # Counted on the first read but not found on the second: the file changed in between.
-    raise RuntimeError(f"{path} changed while it was being read")  # pragma: no cover
 
 
 ByQuery = Callable[[Any], Iterator[QueryScores]]
