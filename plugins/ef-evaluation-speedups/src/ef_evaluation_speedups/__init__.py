@@ -1,7 +1,9 @@
-"""Compiled speed-ups for ef-evaluation: a TREC run file parser in C.
+"""Compiled speed-ups for ef-evaluation: a TREC run file parser and a fusion kernel in C.
 
 Installed, it is found through its entry point and :func:`ef.evaluation.read_trec_run` (and so
-``ef-eval run``) reads run files with it; nothing else changes. It gives exactly the built-in
+``ef-eval run``) reads run files with it, and :func:`ef.evaluation.fuse` fuses plain runs with
+:func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring); nothing else
+changes. It gives exactly the built-in
 reader's result (the same dict, in the same order, with the same float values), and for a line
 the built-in reader would reject it steps aside, so the built-in reader reports the error. It
 reads the same numbers (ASCII decimals only) and refuses the same lines (longer than
@@ -14,14 +16,22 @@ reads the same numbers (ASCII decimals only) and refuses the same lines (longer 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 from ef.evaluation import hookimpl
 
+from ef_evaluation_speedups import _fusion
 from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
-__all__ = ["MAX_LINE_BYTES", "LineError", "fast_float", "parse_trec_run", "parse_trec_run_by_query"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "LineError",
+    "fast_float",
+    "fusion_kernel",
+    "parse_trec_run",
+    "parse_trec_run_by_query",
+]
 
 _BOM = b"\xef\xbb\xbf"
 CHUNK_SIZE = 1 << 20
@@ -120,3 +130,43 @@ def ef_evaluation_trec_run_parser() -> object:
     """Offer :func:`parse_trec_run` to :func:`ef.evaluation.read_trec_run`, and its streaming
     form (``parse_trec_run.by_query``) to :func:`ef.evaluation.evaluate_run` given a path."""
     return parse_trec_run
+
+
+def fusion_kernel(
+    runs: Sequence[Any],
+    *,
+    norm: str | None,
+    weights: Sequence[float] | None,
+    rank_scores: Sequence[float] | None,
+    in_rank_order: bool,
+) -> dict[str, dict[str, float]] | None:
+    """Fuse plain runs in C, as ef.evaluation's additive fusion methods do, float for float.
+
+    Each query's ranking in each run is put in trec_eval's order (taken as it is when
+    ``in_rank_order``), normalised (``norm``: ``None``, ``"min-max"`` or ``"max"``) or replaced
+    by ``rank_scores[i]`` at 0-based rank ``i``, multiplied by the run's weight, and added up
+    doc by doc, run after run; each fused query is in trec_eval's order.
+
+    :returns: ``{query_id: {doc_id: fused score}}``, or ``None`` for input it does not take (a
+        run or query that is not a plain ``dict``, an id that is not a ``str``, a score that is
+        not a finite ``float`` or ``int``, a fused score that is not finite, ...): ef.evaluation
+        then takes its own path, which raises its own error.
+    :raises MemoryError: when memory runs out.
+
+    >>> fusion_kernel(
+    ...     [{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 4.0, "d3": 0.0}}],
+    ...     norm="min-max", weights=None, rank_scores=None, in_rank_order=False,
+    ... )
+    {'q1': {'d2': 1.0, 'd1': 1.0, 'd3': 0.0}}
+    >>> fusion_kernel([{"q1": {"d1": float("nan")}}, {}], norm=None, weights=None,
+    ...               rank_scores=None, in_rank_order=False) is None
+    True
+    """
+    return _fusion.fuse(runs, norm, weights, rank_scores, in_rank_order)
+
+
+@hookimpl
+def ef_evaluation_fusion_kernel() -> object:
+    """Offer :func:`fusion_kernel` to :func:`ef.evaluation.fuse` and
+    :func:`ef.evaluation.optimize_fusion`."""
+    return fusion_kernel

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._fusion import _compiled
 from ef.evaluation._fusion._arrays import (
     ArrayKernel,
     all_finite,
@@ -242,6 +243,9 @@ def fuse_prepared(
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
+    compiled = _compiled.from_prepared(prepared, entry, norm, options)
+    if compiled is not None:
+        return compiled
     kernel = array_kernel(entry, norm, options)
     if kernel is not None:
         return _fuse_with_arrays(prepared, entry, kernel)
@@ -285,6 +289,25 @@ def _fuse_with_arrays(prepared: PreparedRuns, entry: MethodEntry, kernel: ArrayK
                 raise _not_finite(entry, query_id, dict(zip(docs, scores.tolist(), strict=True)))
             fused_run[query_id] = trec_ordered(np, docs, scores)
     return fused_run
+
+
+def _fuse_compiled(
+    runs: object,
+    entry: MethodEntry,
+    norm: NormEntry | None,
+    weights: Sequence[float] | None,
+    params: Mapping[str, Any] | None,
+) -> FusedRun | None:
+    """``runs`` fused by a plugin's compiled kernel (:mod:`~ef.evaluation._fusion._compiled`),
+    or ``None`` (no kernel, or input it does not take): the same fused run, float for float."""
+    if type(runs) not in (list, tuple):
+        return None
+    try:
+        checked_weights = check_weights(entry, weights, len(runs))  # type: ignore[arg-type]
+        merged = check_params(entry, params)
+    except Exception:  # the Python path raises it, after any error it finds in the runs first
+        return None
+    return _compiled.from_runs(runs, entry, norm, checked_weights, merged)
 
 
 def fuse(
@@ -337,6 +360,10 @@ def fuse(
     {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
     """
     entry, norm_entry = resolve(method, norm)
+    if qrels is None:
+        compiled = _fuse_compiled(runs, entry, norm_entry, weights, params)
+        if compiled is not None:
+            return compiled
     prepared = prepare_runs(runs)
     if prepared.n_runs < 2:
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")

@@ -23,7 +23,7 @@ import pluggy
 from ef.evaluation._exceptions import PluginWarning
 from ef.evaluation._plugins import hookspecs as _hookspecs
 from ef.evaluation._plugins.calls import PASSED_THROUGH, stdout_to_stderr
-from ef.evaluation._plugins.hookspecs import PROJECT, TrecRunParser
+from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, TrecRunParser
 from ef.evaluation._plugins.registry import (
     PluginInfo,
     Registry,
@@ -71,6 +71,7 @@ class PluginHost:
         self._registry: Registry | None = None
         self._doc_id_getters: dict[type, Callable[[Any], str] | None] = {}
         self._trec_run_parser: list[TrecRunParser | None] = []  # empty until resolved
+        self._fusion_kernel: list[FusionKernel | None] = []  # empty until resolved
 
     # loading
 
@@ -207,6 +208,7 @@ class PluginHost:
         self._registry = None
         self._doc_id_getters.clear()
         self._trec_run_parser.clear()
+        self._fusion_kernel.clear()
 
     # calling hooks one implementation at a time, so one plugin's error is only its own
 
@@ -346,6 +348,13 @@ class PluginHost:
                 parser = self.first_result("ef_evaluation_trec_run_parser")
                 self._trec_run_parser.append(parser)
             return self._trec_run_parser[0]
+
+    def fusion_kernel(self) -> FusionKernel | None:
+        """The compiled fusion kernel a plugin provides, if any (resolved once)."""
+        with self._lock:
+            if not self._fusion_kernel:
+                self._fusion_kernel.append(self.first_result("ef_evaluation_fusion_kernel"))
+            return self._fusion_kernel[0]
 
     def plugins(self) -> list[PluginInfo]:
         """Every loaded plugin: the built-ins first, in the order they register, then the others

@@ -1,0 +1,11 @@
+from collections.abc import Sequence
+from typing import Any
+
+def fuse(
+    runs: Sequence[Any],
+    norm: str | None,
+    weights: Sequence[float] | None,
+    rank_scores: Sequence[float] | None,
+    in_rank_order: bool,
+    /,
+) -> dict[str, dict[str, float]] | None: ...
