@@ -20,6 +20,7 @@ from ef.evaluation import fuse
 from ef.evaluation._fusion import _arrays
 from ef.evaluation._fusion._inputs import prepare_runs
 from ef.evaluation._fusion.api import fuse_prepared, resolve
+from ef.evaluation._plugins import HOST
 
 Run = dict[str, dict[str, float]]
 
@@ -62,6 +63,14 @@ def _runs(seed: int) -> list[Run]:
                 scores = [round(rng.gauss(0, 1), 2) for _ in docs]
             run[query] = dict(zip(docs, scores, strict=True))
     return runs
+
+
+@pytest.fixture(autouse=True)
+def without_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # The speedups plugin's C kernel, when installed, would take these cases before numpy;
+    # plugins/ef-evaluation-speedups/tests/test_fusion_kernel.py compares it.
+    monkeypatch.setattr(HOST, "fusion_kernel", lambda: None)
+    yield
 
 
 def _bits(fused: Run) -> list[tuple[str, list[tuple[str, bytes]]]]:

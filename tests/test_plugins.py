@@ -263,11 +263,16 @@ def test_every_hook_has_a_test_and_docs():
     from ef.evaluation._plugins import hookspecs as _hookspecs
 
     hooks = [name for name in dir(_hookspecs) if name.startswith("ef_evaluation_")]
-    assert len(hooks) == 8
+    assert len(hooks) == 9
     root = pathlib.Path(__file__).parents[1]
-    # The fusion hooks are tested beside fusion itself.
+    # The fusion hooks are tested beside fusion itself, the fusion kernel beside its C one.
     tests = "".join(
-        (root / "tests" / name).read_text() for name in ("test_plugins.py", "test_fusion.py")
+        (root / name).read_text()
+        for name in (
+            "tests/test_plugins.py",
+            "tests/test_fusion.py",
+            "plugins/ef-evaluation-speedups/tests/test_fusion_kernel.py",
+        )
     )
     docs = (root / "docs" / "plugins.md").read_text()
     for hook in hooks:

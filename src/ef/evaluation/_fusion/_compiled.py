@@ -16,7 +16,7 @@ is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._fusion import methods, norms
@@ -29,7 +29,10 @@ __all__ = ["from_prepared", "from_runs"]
 
 FusedRun = dict[str, dict[str, float]]
 
-_RANKED = {methods.rrf: ("rrf", "k"), methods.rbc: ("rbc", "phi")}
+_RANKED: dict[Callable[..., Any], tuple[str, str]] = {
+    methods.rrf: ("rrf", "k"),
+    methods.rbc: ("rbc", "phi"),
+}
 # Increasing maps of each run's scores: a rank-based method's values do not depend on them.
 _KEEPS_ORDER = ("none", "min-max", "max", "sum")
 _KERNEL_NORMS = {"none": None, "min-max": "min-max", "max": "max"}
@@ -59,7 +62,7 @@ def _arguments(
     """The kernel's keyword arguments for ``entry`` under ``norm``, or ``None`` when it does not
     cover them. ``depth`` is the longest ranking, for a rank-based method's table."""
     norm_name = _norm_name(norm)
-    ranked = _RANKED.get(entry.fn)  # type: ignore[call-overload]
+    ranked = _RANKED.get(entry.fn)
     if ranked is not None:
         if norm_name not in _KEEPS_ORDER or depth is None or set(options) != {ranked[1]}:
             return None
@@ -106,7 +109,7 @@ def from_runs(
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
-    depth = _depth(given) if entry.fn in _RANKED else 0  # type: ignore[operator]
+    depth = _depth(given) if entry.fn in _RANKED else 0
     arguments = _arguments(entry, norm, options, depth)
     if arguments is None:
         return None
