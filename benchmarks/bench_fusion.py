@@ -6,7 +6,11 @@ its passages per query, in a locally shuffled order, with their own score scales
 with ``rrf``, ``sum`` under ``min-max`` and ``wsum`` under ``min-max`` (weights 0.5, 0.3, 0.2):
 
 - **ef**: ``fuse(runs, method=...)`` on the ``{query_id: {doc_id: score}}`` dicts, end to end
-  (checking and ordering the inputs, normalising, fusing, ordering each fused query).
+  (checking and ordering the inputs, normalising, fusing, ordering each fused query), as a user
+  gets it: with the ``ef-evaluation-speedups`` plugin installed, its C fusion kernel does all of
+  it in one call.
+- **ef numpy**: the same call with that plugin switched off in-process (so ``fuse`` takes its
+  numpy path); the same as **ef** when the plugin is not installed.
 - **ranx**: ``fuse(ranx_runs, method=..., norm=..., params=...)`` on ``Run`` objects built
   beforehand. Building the three ``Run`` objects is timed in its own column (the first build in
   the process compiles with numba; the table shows a warm build), and so is each method's first
@@ -24,6 +28,7 @@ ef at least 3 for every method.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -33,7 +38,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import workloads
@@ -68,6 +73,25 @@ def three_runs(n_queries: int, depth: int) -> list[Run]:
     return runs
 
 
+SPEEDUPS = "speedups"  # the plugin's entry point name
+
+
+@contextlib.contextmanager
+def without_kernel() -> Iterator[None]:
+    """The speedups plugin (and so its fusion kernel) switched off, loaded again afterwards."""
+    from ef.evaluation._plugins import HOST
+
+    loaded = HOST.manager.get_plugin(SPEEDUPS) is not None
+    if loaded:
+        HOST.unregister(SPEEDUPS)
+    try:
+        yield
+    finally:
+        if loaded:
+            HOST.reset()
+            HOST.fusion_kernel()  # loads the plugins again, outside the timings
+
+
 def timed(call: Callable[[], Any]) -> tuple[float, Any]:
     gc.collect()
     started = time.perf_counter()
@@ -87,7 +111,9 @@ def largest_difference(ours: Run, theirs: Any, query_ids: list[str]) -> float:
 
 def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
     from ef.evaluation import fuse
+    from ef.evaluation._plugins import HOST
 
+    kernel = HOST.fusion_kernel() is not None
     runs = three_runs(n_queries, depth)
     gc.collect()
     gc.freeze()
@@ -111,11 +137,16 @@ def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
                 return ranx_fuse(ranx_runs, method=method, norm=norm, params=params)
 
             first, theirs = timed(ranx_call)
-            ef_times, ranx_times = [], []
+            ef_times, numpy_times, ranx_times = [], [], []
             difference = 0.0
             for _ in range(repeats):
                 seconds, ours = timed(ef_call)
                 ef_times.append(seconds)
+                difference = max(difference, largest_difference(ours, theirs, checked))
+                del ours
+                with without_kernel():
+                    seconds, ours = timed(ef_call)
+                numpy_times.append(seconds)
                 difference = max(difference, largest_difference(ours, theirs, checked))
                 del ours
                 ranx_times.append(timed(ranx_call)[0])
@@ -125,6 +156,7 @@ def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
                     "method": method,
                     "norm": norm,
                     "ef": statistics.median(ef_times),
+                    "ef_numpy": statistics.median(numpy_times),
                     "ranx_warm": statistics.median(ranx_times),
                     "ranx_first": first,
                     "difference": difference,
@@ -134,6 +166,7 @@ def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
         "queries": n_queries,
         "depth": depth,
         "repeats": repeats,
+        "kernel": kernel,
         "ranx_build_first": build_first,
         "ranx_build_warm": statistics.median(builds),
         "rows": rows,
@@ -141,22 +174,23 @@ def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> list[str]:
+    kernel = "C kernel (speedups plugin)" if result.get("kernel") else "no kernel installed"
     lines = [
         f"3 runs × {result['queries']:,} queries × {result['depth']:,} docs, "
-        f"median of {result['repeats']}",
+        f"median of {result['repeats']}; ef: {kernel}",
         "",
-        "| method | ef s | ranx warm s | warm ranx ÷ ef | ranx first call (JIT) s "
-        "| ranx Run build s | agreement |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| method | ef s | ef numpy s | ranx warm s | warm ranx ÷ ef | warm ranx ÷ ef numpy "
+        "| ranx first call (JIT) s | ranx Run build s | agreement |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     build = result["ranx_build_warm"]
     for row in result["rows"]:
         label = row["method"] + (f" ({row['norm']})" if row["norm"] else "")
         ok = "✓" if row["difference"] <= TOLERANCE else "✗"
         lines.append(
-            f"| {label} | {row['ef']:.2f} | {row['ranx_warm']:.2f} | "
-            f"{row['ranx_warm'] / row['ef']:.1f}× | {row['ranx_first']:.2f} | {build:.2f} | "
-            f"{ok} {row['difference']:.1e} |"
+            f"| {label} | {row['ef']:.2f} | {row['ef_numpy']:.2f} | {row['ranx_warm']:.2f} | "
+            f"{row['ranx_warm'] / row['ef']:.1f}× | {row['ranx_warm'] / row['ef_numpy']:.1f}× | "
+            f"{row['ranx_first']:.2f} | {build:.2f} | {ok} {row['difference']:.1e} |"
         )
     lines += [
         "",
