@@ -148,3 +148,18 @@ def test_fuse_prepared_through_numpy_matches_for_every_query_order():
     entry, norm_entry = resolve("wsum", "default")
     fused = fuse_prepared(prepared, entry, (0.2, 0.3, 0.5), {}, norm_entry)
     assert list(fused) == list(prepared.by_query)
+
+
+def test_int_scores_under_an_unnormalised_sum_stay_what_python_adds():
+    # Python adds ints exactly (and keeps them ints); floats past 2**53 would round them.
+    big = 2**60 + 1
+    runs: list[Run] = [
+        {"q": {"a": big, "b": 2}, "r": {"a": 0.5}},
+        {"q": {"a": 1, "c": 3}, "r": {"b": 0.25}},
+    ]
+    fused, plain = _both(runs, "sum", None, None, None)
+    assert fused == plain
+    assert fused["q"] == {"a": big + 1, "c": 3, "b": 2}
+    assert [type(s) for s in fused["q"].values()] == [type(s) for s in plain["q"].values()]
+    assert type(fused["q"]["a"]) is int
+    assert _bits({"r": fused["r"]}) == _bits({"r": plain["r"]})  # a float query keeps numpy

@@ -28,8 +28,9 @@ from ef.evaluation._fusion._inputs import Ranking
 
 __all__ = ["ArrayKernel", "all_finite", "array_kernel", "numpy_or_none", "trec_ordered"]
 
-ArrayKernel = Callable[[Sequence[Ranking]], tuple[list[str], Any]]
-"""One query's rankings → its doc ids and their fused scores (a float64 array, aligned)."""
+ArrayKernel = Callable[[Sequence[Ranking]], tuple[list[str], Any] | None]
+"""One query's rankings → its doc ids and their fused scores (a float64 array, aligned), or
+``None`` for a query the pure-Python path must fuse (int scores added as they are)."""
 
 _FLOOR = 1e-9
 
@@ -126,9 +127,13 @@ def _scored_kernel(
     shift_scale: Callable[[Ranking], tuple[float, float]] | None,
     weights: Sequence[float] | None,
 ) -> ArrayKernel:
-    def values(rankings: Sequence[Ranking]) -> list[Any]:
+    raw = shift_scale is None and weights is None
+
+    def values(rankings: Sequence[Ranking]) -> list[Any] | None:
         out = []
         for index, ranking in enumerate(rankings):
+            if raw and not all(type(score) is float for score in ranking.values()):
+                return None  # an unnormalised, unweighted sum of ints stays an int in Python
             scores = np.fromiter(ranking.values(), np.float64, len(ranking))
             if shift_scale is not None and ranking:
                 shift, denominator = shift_scale(ranking)
@@ -140,7 +145,11 @@ def _scored_kernel(
             out.append(scores)
         return out
 
-    return lambda rankings: _add_up(np, rankings, values(rankings))
+    def kernel(rankings: Sequence[Ranking]) -> tuple[list[str], Any] | None:
+        run_values = values(rankings)
+        return None if run_values is None else _add_up(np, rankings, run_values)
+
+    return kernel
 
 
 _NUMBERS: list[int] = []

@@ -239,7 +239,6 @@ def fuse_prepared(
     """Fuse the runs query by query (normalising each query first, with ``norm``); each fused
     query's docs in trec_eval's order. Normalising here, one query at a time, keeps only that
     query's normalised scores in memory."""
-    fn = entry.fn
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
@@ -248,24 +247,32 @@ def fuse_prepared(
         return compiled
     kernel = array_kernel(entry, norm, options)
     if kernel is not None:
-        return _fuse_with_arrays(prepared, entry, kernel)
+        return _fuse_with_arrays(prepared, entry, options, kernel)
     normalize_query = None if norm is None else _normalizer(norm)
     fused_run: FusedRun = {}
     for query_id, rankings in prepared.by_query.items():
         if normalize_query is not None:
             rankings = normalize_query(query_id, rankings)
-        try:
-            fused = fn(rankings, **options)
-        except Exception as error:
-            error.add_note(
-                f"in fusion method {entry.name!r} (plugin {entry.plugin}), query {query_id!r}"
-            )
-            raise
-        # A sum is finite only if every value is (a finite sum skips the scan).
-        if not math.isfinite(sum(fused.values())) and not all(map(math.isfinite, fused.values())):
-            raise _not_finite(entry, query_id, fused)
-        fused_run[query_id] = in_trec_order(fused)
+        fused_run[query_id] = _fuse_query(entry, options, query_id, rankings)
     return fused_run
+
+
+def _fuse_query(
+    entry: MethodEntry, options: Mapping[str, Any], query_id: str, rankings: list[Ranking]
+) -> dict[str, float]:
+    """One query's (normalised) rankings fused by the method's Python function, checked finite
+    and in trec_eval's order."""
+    try:
+        fused = entry.fn(rankings, **options)
+    except Exception as error:
+        error.add_note(
+            f"in fusion method {entry.name!r} (plugin {entry.plugin}), query {query_id!r}"
+        )
+        raise
+    # A sum is finite only if every value is (a finite sum skips the scan).
+    if not math.isfinite(sum(fused.values())) and not all(map(math.isfinite, fused.values())):
+        raise _not_finite(entry, query_id, fused)
+    return in_trec_order(fused)
 
 
 def _not_finite(entry: MethodEntry, query_id: str, fused: Mapping[str, float]) -> ValueError:
@@ -276,15 +283,21 @@ def _not_finite(entry: MethodEntry, query_id: str, fused: Mapping[str, float]) -
     )
 
 
-def _fuse_with_arrays(prepared: PreparedRuns, entry: MethodEntry, kernel: ArrayKernel) -> FusedRun:
+def _fuse_with_arrays(
+    prepared: PreparedRuns, entry: MethodEntry, options: Mapping[str, Any], kernel: ArrayKernel
+) -> FusedRun:
     """:func:`fuse_prepared` by a numpy kernel (:mod:`~ef.evaluation._fusion._arrays`): the same
-    fused run, float for float."""
+    fused run, float for float (a query the kernel leaves to Python is fused in Python)."""
     np: Any = numpy_or_none()
     fused_run: FusedRun = {}
     # An overflow gives inf as Python's floats do, and is refused below, naming the doc.
     with np.errstate(over="ignore", invalid="ignore"):
         for query_id, rankings in prepared.by_query.items():
-            docs, scores = kernel(rankings)
+            fused = kernel(rankings)
+            if fused is None:
+                fused_run[query_id] = _fuse_query(entry, options, query_id, rankings)
+                continue
+            docs, scores = fused
             if not all_finite(np, scores):
                 raise _not_finite(entry, query_id, dict(zip(docs, scores.tolist(), strict=True)))
             fused_run[query_id] = trec_ordered(np, docs, scores)
