@@ -90,18 +90,19 @@ class ScoreSheet:
         """
         if self.plan.ignore_identical_ids:
             ranked = [doc_id for doc_id in ranked if doc_id != query_id]
-        measures, positives = self.plan.measures, self.plan.positives[query_id]
+        plan = self.plan
+        measures = plan.measures
         summary: RankingSummary
         if measures is not None:
             facts = measures.facts_of_ranking(
-                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
+                ranked, plan.qrels[query_id], unique=unique, positives=plan.positives[query_id]
             )
             self.depth[query_id] = facts.num_ret
             summary = facts
         else:
-            summary = summarize(
-                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
-            )
+            # Checked plain judgements are read as they are, without their positive pairs.
+            positives = None if plan.plain else plan.positives[query_id]
+            summary = summarize(ranked, plan.qrels[query_id], unique=unique, positives=positives)
             self.depth[query_id] = len(ranked)
         return self._keep(query_id, summary, retrieved, limit, latency)
 

@@ -10,8 +10,9 @@ per-k function are called once per cutoff.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import itemgetter
+from bisect import bisect_left
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from operator import itemgetter, neg
 
 from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
 from ef.evaluation._scoring.metrics import check_cutoff
@@ -105,18 +106,25 @@ def summarize(
     """One pass over ``ranked``: where did the relevant ids land?
 
     :param ranked: doc ids, best first.
-    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant.
+    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant. Without ``positives``,
+        every grade must be a number (checked when planned).
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
     :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
     """
     if positives is None:
-        positives = relevant_grades(relevant)
+        # Sorted as the positive pairs' grades would be (a stable sort: equal grades keep their
+        # judgement order), without building the pairs.
+        ideal = sorted(relevant.values(), reverse=True)
+        if ideal and not ideal[-1] > 0:
+            del ideal[bisect_left(ideal, 0.0, key=neg) :]
+    else:
+        ideal = sorted(map(itemgetter(1), positives), reverse=True)
     positions: list[int]
     gains: list[float]
     n = len(ranked)
-    if not positives or not n:
+    if not ideal or not n:
         positions, gains = [], []
-    elif n <= _SHORT or n <= 2 * len(positives):
+    elif n <= _SHORT or n <= 2 * len(ideal):
         # A short ranking, or one with about as many relevant ids as ranked ones: one walk down
         # the ranking, looking each id up, finds them already in rank order.
         if not unique and len(set(ranked)) != n:  # a repeated id: positions after it shift
@@ -127,13 +135,12 @@ def summarize(
         positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
         gains = [relevant[ranked[i]] for i in positions]
     else:
-        found = _found_in_long(ranked, positives, unique)
+        found = _found_in_long(ranked, relevant.items() if positives is None else positives, unique)
         if found[1] is not None:
             ranked, unique = found[1], True
         pairs = found[0]
         positions = [p for p, _ in pairs]
         gains = [g for _, g in pairs]
-    ideal = sorted(map(itemgetter(1), positives), reverse=True)
     return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
 
 
@@ -143,22 +150,26 @@ _SHORT = 32
 
 
 def _found_in_long(
-    ranked: Sequence[str], positives: list[tuple[str, float]], unique: bool
+    ranked: Sequence[str], judged: Collection[tuple[str, float]], unique: bool
 ) -> tuple[list[tuple[int, float]], list[str] | None]:
     """``(rank, grade)`` of the retrieved relevant ids of a long ranking, ascending, and the
-    de-duplicated ranking when a repeated id had to be dropped (else ``None``)."""
+    de-duplicated ranking when a repeated id had to be dropped (else ``None``).
+
+    :param judged: ``(doc_id, grade)`` pairs; those with a grade ``> 0`` are looked for.
+    """
     found: list[tuple[int, float]] = []
     deduplicated: list[str] | None = None
     n = len(ranked)
-    if len(positives) * 16 <= n:
-        # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
+    if len(judged) * 16 <= n:
+        # Few judged ids in a long ranking: a C-level scan per id beats a Python loop, and
         # stops at the first occurrence, the one de-duplication keeps.
         index = ranked.index
-        for doc_id, grade in positives:
-            try:
-                found.append((index(doc_id), grade))
-            except ValueError:
-                pass
+        for doc_id, grade in judged:
+            if grade > 0:
+                try:
+                    found.append((index(doc_id), grade))
+                except ValueError:
+                    pass
         if found and not unique:
             found.sort()
             # A repeated id shifts what follows it: only the ids above the last relevant one
@@ -173,10 +184,8 @@ def _found_in_long(
         if not unique and len(where) != n:  # a repeated id: positions after it shift
             deduplicated = list(dict.fromkeys(ranked))
             where = dict(zip(deduplicated, range(len(deduplicated)), strict=True))
-        for doc_id, grade in positives:
-            position = where.get(doc_id)
-            if position is not None:
-                found.append((position, grade))
+        get = where.get
+        found = [(p, g) for d, g in judged if g > 0 and (p := get(d)) is not None]
     found.sort()
     return found, deduplicated
 
