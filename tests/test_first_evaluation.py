@@ -21,8 +21,8 @@ from ef.evaluation import evaluate_run
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
+from ef.evaluation._scoring.judged import plain_judgements
 from ef.evaluation._scoring.measures.summary import Judging
-from ef.evaluation._scoring.metrics import plain_judgements
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import relevant_grades, summarize
 

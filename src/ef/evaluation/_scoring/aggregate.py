@@ -100,9 +100,12 @@ class ScoreSheet:
             self.depth[query_id] = facts.num_ret
             summary = facts
         else:
-            # Checked plain judgements are read as they are, without their positive pairs.
-            positives = None if plan.plain else plan.positives[query_id]
-            summary = summarize(ranked, plan.qrels[query_id], unique=unique, positives=positives)
+            relevant = plan.qrels[query_id]
+            if plan.plain:  # read as they are, with their grades sorted when planned
+                summary = summarize(ranked, relevant, unique=unique, ideal=plan.ideals[query_id])
+            else:
+                positives = plan.positives[query_id]
+                summary = summarize(ranked, relevant, unique=unique, positives=positives)
             self.depth[query_id] = len(ranked)
         return self._keep(query_id, summary, retrieved, limit, latency)
 

@@ -16,10 +16,11 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._scoring.judged import plain_ideals
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
-from ef.evaluation._scoring.metrics import plain_judgements, positive_grades
+from ef.evaluation._scoring.metrics import positive_grades
 from ef.evaluation._scoring.ranked import (
     RankingSummary,
     ScoringPlan,
@@ -118,33 +119,24 @@ def digest(value: Mapping[str, Any]) -> str:
     return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(written, _MARSHAL_VERSION)).hexdigest()
 
 
-_KNOWN_QRELS: dict[str, dict[str, float | None]] = {}
-"""digest → query → its largest grade (``None`` for a query without judgements), for the last
+_KNOWN_QRELS: dict[str, dict[str, list[float]]] = {}
+"""digest → query → its positive grades, descending (``judged.ideal_grades``), for the last
 few plain qrels planned.
 
 Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
-checks them once. The digest is of the marshal bytes, which tell ``int``, ``float``, ``bool`` and
-``str`` apart and write anything else (a numpy scalar, a subclass) as bytes or not at all: equal
-bytes are equal plain judgements, whatever object holds them. Only what the content determines
-is kept, never the judgements themselves: each plan reads its own qrels."""
+checks and sorts them once. The digest is of the marshal bytes, which tell ``int``, ``float``,
+``bool`` and ``str`` apart and write anything else (a numpy scalar, a subclass) as bytes or not
+at all: equal bytes are equal plain judgements, whatever object holds them. Only what the content
+determines is kept, never the judgements themselves: each plan reads its own qrels. The lists
+are shared between plans and never changed."""
 _KNOWN_QRELS_KEPT = 4
 
 
-def _largest_grades(qrels: dict[str, dict[str, float]]) -> dict[str, float | None]:
-    """Each query's largest grade (``None`` for a query without judgements), in C-level passes:
-    a query is planned when its largest grade is relevant, since relevance only rises with the
-    grade."""
-    judged = list(map(dict.values, qrels.values()))
-    if all(judged):
-        return dict(zip(qrels, map(max, judged), strict=True))
-    pairs = zip(qrels, judged, strict=True)
-    return {query_id: max(grades) if grades else None for query_id, grades in pairs}
-
-
-def _known_plain(qrels: Qrels) -> tuple[str | None, dict[str, float | None] | None]:
-    """The manifest's digest of ``qrels`` and each query's largest grade, when ``qrels`` is
-    plain (:func:`~ef.evaluation._scoring.metrics.plain_judgements`); ``(None, None)`` otherwise:
-    the caller then checks every judgement the careful way and digests through :func:`digest`.
+def _known_plain(qrels: Qrels) -> tuple[str | None, dict[str, list[float]] | None]:
+    """The manifest's digest of ``qrels`` and each query's positive grades, descending, when
+    ``qrels`` is plain (:func:`~ef.evaluation._scoring.judged.plain_ideals`); ``(None,
+    None)`` otherwise: the caller then checks every judgement the careful way and digests
+    through :func:`digest`.
     """
     value: Any = qrels
     try:
@@ -155,9 +147,9 @@ def _known_plain(qrels: Qrels) -> tuple[str | None, dict[str, float | None] | No
     known = _KNOWN_QRELS.get(qrels_digest)
     if known is not None:
         return qrels_digest, known
-    if not plain_judgements(qrels):
+    known = plain_ideals(qrels)
+    if known is None:
         return None, None
-    known = _largest_grades(value)
     while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
         _KNOWN_QRELS.pop(next(iter(_KNOWN_QRELS), ""), None)
     _KNOWN_QRELS[qrels_digest] = known
@@ -251,6 +243,7 @@ class QueryPlan:
         self.planned: list[str] = []
         self._qrels_digest, known = _known_plain(qrels)
         self.plain = known is not None
+        self.ideals: dict[str, list[float]] = known or {}
         if known is not None:
             self.positives: dict[str, list[tuple[str, float]]] = _PositivesOnDemand(qrels)
             self._plan_plain(known, relevant, no_relevant)
@@ -264,16 +257,14 @@ class QueryPlan:
         self._digests: dict[str, str] | None = None
 
     def _plan_plain(
-        self,
-        largest: dict[str, float | None],
-        relevant: Callable[[float], bool],
-        no_relevant: str,
+        self, ideals: dict[str, list[float]], relevant: Callable[[float], bool], no_relevant: str
     ) -> None:
-        """Plan checked plain judgements from each query's largest grade."""
+        """Plan checked plain judgements from each query's positive grades, descending."""
         queries, skipped, planned = self.queries, self.skipped, self.planned
         default = self.judging.relevance_level is None
-        for query_id, best in largest.items():
-            if best is None or not (best > 0 if default else relevant(best)):
+        for query_id, ideal in ideals.items():
+            # Relevance only rises with the grade: the largest grade tells.
+            if not ideal or not (default or relevant(ideal[0])):
                 skipped[query_id] = no_relevant
             elif queries is not None and query_id not in queries:
                 skipped[query_id] = SKIP_NO_TEXT

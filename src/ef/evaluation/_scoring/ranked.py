@@ -10,11 +10,11 @@ per-k function are called once per cutoff.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from operator import itemgetter, neg
+from operator import itemgetter
 
 from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
+from ef.evaluation._scoring.judged import ideal_grades
 from ef.evaluation._scoring.metrics import check_cutoff
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.steps import Metric, MetricStep
@@ -102,6 +102,7 @@ def summarize(
     *,
     unique: bool = False,
     positives: list[tuple[str, float]] | None = None,
+    ideal: list[float] | None = None,
 ) -> RankingSummary:
     """One pass over ``ranked``: where did the relevant ids land?
 
@@ -110,15 +111,14 @@ def summarize(
         every grade must be a number (checked when planned).
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
     :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
+    :param ideal: :func:`ideal_grades` of ``relevant``'s grades, when the caller has it already
+        (then ``positives`` is not read); the summary holds it as it is, never changed.
     """
-    if positives is None:
-        # Sorted as the positive pairs' grades would be (a stable sort: equal grades keep their
-        # judgement order), without building the pairs.
-        ideal = sorted(relevant.values(), reverse=True)
-        if ideal and not ideal[-1] > 0:
-            del ideal[bisect_left(ideal, 0.0, key=neg) :]
-    else:
-        ideal = sorted(map(itemgetter(1), positives), reverse=True)
+    if ideal is None:
+        if positives is None:
+            ideal = ideal_grades(relevant.values())
+        else:
+            ideal = sorted(map(itemgetter(1), positives), reverse=True)
     positions: list[int]
     gains: list[float]
     n = len(ranked)
@@ -135,7 +135,8 @@ def summarize(
         positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
         gains = [relevant[ranked[i]] for i in positions]
     else:
-        found = _found_in_long(ranked, relevant.items() if positives is None else positives, unique)
+        judged = relevant.items() if positives is None else positives
+        found = _found_in_long(ranked, judged, unique)
         if found[1] is not None:
             ranked, unique = found[1], True
         pairs = found[0]
