@@ -25,6 +25,7 @@ from ef.evaluation._scoring.judged import plain_judgements
 from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import relevant_grades, summarize
+from oracle import PRIMITIVES
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "map")
 KS = (1, 3, 10, 100, 1000)
@@ -87,6 +88,23 @@ def test_a_first_evaluation_scores_as_the_careful_path(grades, depth, duplicates
     assert first.skipped == checked.skipped
     assert first.manifest == checked.manifest
     assert first == again == checked
+
+
+@pytest.mark.parametrize("depth", [5, 40, 200])
+@pytest.mark.parametrize("grades", ["graded", "float", "negative", "mixed"])
+def test_a_first_evaluation_gives_the_per_k_functions_values(grades, depth):
+    """The public per-k functions sum in their own loops: the same floats, bit for bit."""
+    run, qrels = _workload(GRADES[grades], depth, seed=depth, duplicates=True)
+    _plan._KNOWN_QRELS.clear()
+    _ranked._IDEAL_DCGS.clear()
+    report = evaluate_run(run, qrels, k_values=KS, metrics=METRICS)
+    assert report.n_queries > 10
+    for query_id, values in report.per_query.items():
+        ranked, relevant = run.get(query_id, []), qrels[query_id]
+        expected = {
+            f"{name}@{k}": PRIMITIVES[name](ranked, relevant, k) for name in METRICS for k in KS
+        }
+        assert _same(dict(values), expected), query_id
 
 
 @pytest.mark.parametrize("depth", [1, 10, 33, 100, 1000])
