@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ef.evaluation import evaluate_run
+from ef.evaluation import evaluate_run, hookimpl
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
@@ -25,6 +25,7 @@ from ef.evaluation._scoring.judged import plain_judgements
 from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import relevant_grades, summarize
+from ef.evaluation.testing import registered_plugin
 from oracle import PRIMITIVES
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "map")
@@ -193,3 +194,24 @@ def test_a_bool_grade_is_not_plain_and_scores_as_the_careful_path_scores_it():
     report = evaluate_run(run, qrels, k_values=(2,), metrics=METRICS)
     assert report == evaluate_run(run, _careful(qrels), k_values=(2,), metrics=METRICS)
     assert report.per_query["q1"]["mrr@2"] == 0.5
+
+
+class _Careless:
+    """A plugin whose metric empties the ideal grades it is shown."""
+
+    @hookimpl
+    def ef_evaluation_register_metrics(self, register):
+        def careless(summary, ks):
+            summary.ideal_gains.clear()
+            return [0.0 for _ in ks]
+
+        register("careless", lambda ranked, relevant, k: 0.0, all_cutoffs=careless)
+
+
+def test_a_plugin_metric_that_changes_the_ideal_grades_leaves_later_evaluations_alone():
+    run, qrels = _workload(GRADES["graded"], 40, seed=9)
+    _plan._KNOWN_QRELS.clear()
+    before = evaluate_run(run, qrels, k_values=(5, 10), metrics=("ndcg", "map"))
+    with registered_plugin(_Careless(), name="careless-plugin"):
+        evaluate_run(run, qrels, k_values=(5, 10), metrics=("careless",))
+    assert evaluate_run(run, qrels, k_values=(5, 10), metrics=("ndcg", "map")) == before

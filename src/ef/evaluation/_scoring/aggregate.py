@@ -102,7 +102,10 @@ class ScoreSheet:
         else:
             relevant = plan.qrels[query_id]
             if plan.plain:  # read as they are, with their grades sorted when planned
-                summary = summarize(ranked, relevant, unique=unique, ideal=plan.ideals[query_id])
+                ideal = plan.ideals[query_id]
+                if not plan.scoring.builtin_only:  # a plugin's metric may change what it reads
+                    ideal = ideal.copy()
+                summary = summarize(ranked, relevant, unique=unique, ideal=ideal)
             else:
                 positives = plan.positives[query_id]
                 summary = summarize(ranked, relevant, unique=unique, positives=positives)

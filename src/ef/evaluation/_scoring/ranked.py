@@ -284,6 +284,7 @@ class ScoringPlan:
                 trusted = metric.all_cutoffs in _BUILTIN_FORMS
                 self._steps.append(MetricStep(metric, self.k_values, trusted=trusted))
         self._fused = _builtin_step(self.metrics, self.k_values)
+        self.builtin_only = self._fused is not None  # no other code sees the summaries
 
     def score(self, summary: RankingSummary, query_id: str | None = None) -> dict[str, float]:
         """Every key of the plan for one query.
