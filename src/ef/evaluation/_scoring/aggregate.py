@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._report.frozen import FrozenDict, frozen_dict
 from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport, ndcg_keys
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.plan import QueryPlan
@@ -147,7 +148,8 @@ class ScoreSheet:
     ) -> dict[str, float]:
         values = self.plan.scoring.score(summary, query_id)
         if self.plan.measures is not None:
-            values.update(self.plan.measures.score(summary, query_id))  # type: ignore[arg-type]
+            measured = self.plan.measures.score(summary, query_id)  # type: ignore[arg-type]
+            values = {**values, **measured}
         self.per_query[query_id] = values
         if latency is not None:
             self.latency[query_id] = latency
@@ -188,33 +190,34 @@ class ScoreSheet:
 
     def report(self, manifest: Mapping[str, Any] | None = None) -> RetrievalEvalReport:
         """The report: means over the scored queries, summed in the planned order."""
-        scored = [query_id for query_id in self.plan.planned if query_id in self.per_query]
-        short = set(self.short_rankings)
+        planned, per_query = self.plan.planned, self.per_query
+        scored = [query_id for query_id in planned if query_id in per_query]
+        rows = list(map(per_query.__getitem__, scored))
         metrics: dict[str, float] = {}
         if scored:
-            rows = [self.per_query[query_id] for query_id in scored]
             aggregate = self.plan.aggregate
             for key in self.plan.keys:
                 # Left to right from 0.0, as a plain loop adds (builtin sum compensates on 3.12+,
                 # which would change the last digits between Python versions).
                 metrics[key] = aggregate(key, list(map(itemgetter(key), rows)))
+        short, failures, latency = set(self.short_rankings), self.failures, self.latency
+        # What nothing was recorded in is not looked up query by query.
         return RetrievalEvalReport(
             metrics=metrics,
-            per_query={query_id: self.per_query[query_id] for query_id in scored},
+            per_query=FrozenDict(zip(scored, map(frozen_dict, rows), strict=True)),
             n_queries=len(scored),
             k_values=self.plan.scoring.k_values,
             skipped=dict(self.plan.skipped),
-            short_rankings=tuple(q for q in self.plan.planned if q in short),
-            failures=tuple(self.failures[q] for q in self.plan.planned if q in self.failures),
-            latency={q: self.latency[q] for q in self.plan.planned if q in self.latency},
+            short_rankings=tuple(q for q in planned if q in short) if short else (),
+            failures=tuple(failures[q] for q in planned if q in failures) if failures else (),
+            latency={q: latency[q] for q in planned if q in latency} if latency else {},
             manifest=self.manifest(manifest or {}),
         )
 
     def ranking_depth(self) -> dict[str, int] | None:
         """The shallowest and deepest ranking scored: what measures without a cutoff saw."""
-        depths = [
-            self.depth[q] for q in self.plan.planned if q in self.depth and q in self.per_query
-        ]
+        depth, per_query = self.depth, self.per_query
+        depths = [depth[q] for q in per_query if q in depth]  # every scored query is planned
         if not depths:
             return None
         return {"shallowest": min(depths), "deepest": max(depths)}

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from operator import itemgetter
 
+from ef.evaluation._report.frozen import FrozenDict
 from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
 from ef.evaluation._scoring.judged import ideal_grades
 from ef.evaluation._scoring.metrics import check_cutoff
@@ -111,8 +112,7 @@ def summarize(
         every grade must be a number (checked when planned).
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
     :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
-    :param ideal: :func:`ideal_grades` of ``relevant``'s grades, when the caller has it already
-        (then ``positives`` is not read); the summary holds it as it is, never changed.
+    :param ideal: :func:`ideal_grades` of the grades, when the caller has it (held as it is).
     """
     if ideal is None:
         if positives is None:
@@ -294,12 +294,13 @@ class ScoringPlan:
         :raises ValueError: a plugin metric returned NaN or an infinity, or its all-cutoffs
             form returned a value count other than the number of cutoffs.
         """
+        # Read-only from the start: the report keeps them as they are, with no copy.
         if self._fused is not None:
-            return dict(zip(self.keys, self._fused(summary), strict=True))
+            return FrozenDict(zip(self.keys, self._fused(summary), strict=True))
         values: list[float] = []
         for step in self._steps:
             values.extend(step.run(summary, query_id))
-        return dict(zip(self.keys, values, strict=True))
+        return FrozenDict(zip(self.keys, values, strict=True))
 
 
 _IDEAL_DCGS: dict[tuple[int, ...], dict[tuple[float, ...], list[float]]] = {}
