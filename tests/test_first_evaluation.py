@@ -21,6 +21,7 @@ from ef.evaluation import evaluate_run, hookimpl
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
+from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.judged import plain_judgements
 from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._scoring.plan import QueryPlan
@@ -215,3 +216,17 @@ def test_a_plugin_metric_that_changes_the_ideal_grades_leaves_later_evaluations_
     with registered_plugin(_Careless(), name="careless-plugin"):
         evaluate_run(run, qrels, k_values=(5, 10), metrics=("careless",))
     assert evaluate_run(run, qrels, k_values=(5, 10), metrics=("ndcg", "map")) == before
+
+
+@pytest.mark.parametrize("grades", ["graded", "negative", "mixed"])
+def test_a_ranking_scored_without_a_summary_scores_as_with_one(grades):
+    """Followed query by query (a progress callback), each ranking is summarized first."""
+    run, qrels = _workload(GRADES[grades], 40, seed=21, duplicates=True)
+    plan = QueryPlan(qrels, None, metrics=lookup_metrics(METRICS), k_values=KS)
+    lean = ScoreSheet(plan, parameters={})
+    followed = ScoreSheet(plan, parameters={}, progress=lambda progress: None)
+    assert lean._lean and not followed._lean
+    for query_id in plan.planned:
+        ranked = run.get(query_id, [])
+        assert _same(lean.add_ranking(query_id, ranked), followed.add_ranking(query_id, ranked))
+    assert lean.report() == followed.report()

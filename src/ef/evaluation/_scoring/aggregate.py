@@ -16,6 +16,7 @@ import attrs
 
 from ef.evaluation._report.frozen import FrozenDict, frozen_dict
 from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport, ndcg_keys
+from ef.evaluation._scoring.found import found
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import RankingSummary, summarize
@@ -68,6 +69,13 @@ class ScoreSheet:
         self.depth: dict[str, int] = {}
         self.parameters = dict(parameters)
         self._progress = progress
+        self._lean = (
+            plan.plain
+            and plan.measures is None
+            and plan.scoring.builtin_only
+            and not plan.ignore_identical_ids
+            and progress is None
+        )
         keys = plan.keys
         primary = next((key for key in ndcg_keys(10) if key in keys), None)
         self.primary_name = primary or (keys[0] if keys else None)
@@ -89,9 +97,19 @@ class ScoreSheet:
         :param retrieved: how many results the retriever returned before de-duplication; with
             ``limit``, flags rankings that came out shorter than the largest cutoff.
         """
-        if self.plan.ignore_identical_ids:
-            ranked = [doc_id for doc_id in ranked if doc_id != query_id]
         plan = self.plan
+        if self._lean and limit is None:
+            # Plain judgements and built-in metrics only: the values straight from where the
+            # relevant ids landed, with no summary made.
+            ideal = plan.ideals[query_id]
+            _, _, positions, gains = found(ranked, plan.qrels[query_id], len(ideal), unique)
+            values = self.per_query[query_id] = plan.scoring.score_found(positions, gains, ideal)
+            self.depth[query_id] = len(ranked)
+            if latency is not None:
+                self.latency[query_id] = latency
+            return values
+        if plan.ignore_identical_ids:
+            ranked = [doc_id for doc_id in ranked if doc_id != query_id]
         measures = plan.measures
         summary: RankingSummary
         if measures is not None:
