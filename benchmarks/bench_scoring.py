@@ -32,6 +32,9 @@ Or ef beside pytrec_eval at sizes from 100 queries × 10 docs to 7,000 × 1,000,
 lists, pytrec_eval on its dict of dicts, ``ef ÷ pytrec_eval`` the ratio of medians::
 
     python benchmarks/bench_scoring.py --sweep --workload beir --repeats 7
+
+``--cpu`` times the sweep in CPU time, fastest sample kept (steadier on a shared machine, for
+comparing two versions of ef); ``--sizes 1000x10,300x100`` runs only those sizes.
 """
 
 from __future__ import annotations
@@ -198,11 +201,13 @@ def cases(workload: workloads.Workload) -> dict[str, tuple[str, Callable[[], Mea
     }
 
 
-def timed(call: Callable[[], Means]) -> tuple[float, Means]:
+def timed(
+    call: Callable[[], Means], clock: Callable[[], float] = time.perf_counter
+) -> tuple[float, Means]:
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
     out = call()
-    return time.perf_counter() - start, out
+    return clock() - start, out
 
 
 def warm_up() -> None:
@@ -368,7 +373,9 @@ SWEEP_SIZES = (
 )
 
 
-def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
+def sweep(
+    shape: str, repeats: int, *, cpu: bool = False, sizes: tuple[tuple[int, int], ...] = ()
+) -> list[dict[str, Any]]:
     """ef (ranked lists) beside pytrec_eval (its dict of dicts, best first) at each size.
 
     ef keeps what it learnt of a qrels (its checked positive grades, ideal DCGs) for later
@@ -378,11 +385,16 @@ def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
     Each size is its own workload of the chosen shape; the calls alternate (their order
     alternates too), after one untimed call each. Small sizes get more repeats, so every
     median rests on at least ``repeats`` samples and about a second of timing.
+
+    With ``cpu``, each call is timed in CPU time (:func:`time.process_time`) and the fastest
+    sample is kept instead of the median: steadier on a shared machine, for comparing changes.
     """
     build = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[shape]
+    clock = time.process_time if cpu else time.perf_counter
+    summary: Callable[[list[float]], float] = min if cpu else statistics.median
     warm_up_ef_and_pytrec_eval()
     rows = []
-    for n_queries, depth in SWEEP_SIZES:
+    for n_queries, depth in sizes or SWEEP_SIZES:
         workload = build(n_queries=n_queries, depth=depth)
         scored, qrels, qrels_int = workload.scored(), workload.qrels, workload.qrels_int
         calls = {
@@ -393,15 +405,15 @@ def sweep(shape: str, repeats: int) -> list[dict[str, Any]]:
         gc.collect()
         gc.freeze()
         outputs = {name: call() for name, call in calls.items()}  # untimed: first-use costs
-        first, _ = timed(calls["pytrec_eval"])
+        first, _ = timed(calls["pytrec_eval"], clock)
         count = max(repeats, min(200, int(0.5 / max(first, 1e-6))))
         samples: dict[str, list[float]] = {name: [] for name in calls}
         for repeat in range(count):
             for name in sorted(calls, reverse=bool(repeat % 2)):
-                seconds, _ = timed(calls[name])
+                seconds, _ = timed(calls[name], clock)
                 samples[name].append(seconds)
         gc.unfreeze()
-        ef_s, first_s, pytrec_s = (statistics.median(samples[name]) for name in calls)
+        ef_s, first_s, pytrec_s = (summary(samples[name]) for name in calls)
         rows.append(
             {
                 "queries": n_queries,
@@ -454,10 +466,20 @@ def main() -> None:
         action="store_true",
         help="ef beside pytrec_eval from 100×10 to 7,000×1,000 docs, in --workload's shape",
     )
+    parser.add_argument(
+        "--cpu", action="store_true", help="--sweep in CPU time, fastest sample of each call"
+    )
+    parser.add_argument(
+        "--sizes", help="--sweep only these sizes, queries×docs, comma-separated: 1000x10,300x100"
+    )
     args = parser.parse_args()
     if args.sweep:
         print("\n".join(SWEEP_HEADER), flush=True)
-        rows = sweep(args.workload, args.repeats)
+        sizes = tuple(
+            (int(queries), int(docs))
+            for queries, docs in (size.split("x") for size in (args.sizes or "").split(",") if size)
+        )
+        rows = sweep(args.workload, args.repeats, cpu=args.cpu, sizes=sizes)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=1)

@@ -14,7 +14,9 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._report.frozen import FrozenDict, frozen_dict
 from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport, ndcg_keys
+from ef.evaluation._scoring.found import found
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.ranked import RankingSummary, summarize
@@ -67,6 +69,13 @@ class ScoreSheet:
         self.depth: dict[str, int] = {}
         self.parameters = dict(parameters)
         self._progress = progress
+        self._lean = (
+            plan.plain
+            and plan.measures is None
+            and plan.scoring.builtin_only
+            and not plan.ignore_identical_ids
+            and progress is None
+        )
         keys = plan.keys
         primary = next((key for key in ndcg_keys(10) if key in keys), None)
         self.primary_name = primary or (keys[0] if keys else None)
@@ -88,20 +97,37 @@ class ScoreSheet:
         :param retrieved: how many results the retriever returned before de-duplication; with
             ``limit``, flags rankings that came out shorter than the largest cutoff.
         """
-        if self.plan.ignore_identical_ids:
+        plan = self.plan
+        if self._lean and limit is None:
+            # Plain judgements and built-in metrics only: the values straight from where the
+            # relevant ids landed, with no summary made.
+            ideal = plan.ideals[query_id]
+            _, _, positions, gains = found(ranked, plan.qrels[query_id], len(ideal), unique)
+            values = self.per_query[query_id] = plan.scoring.score_found(positions, gains, ideal)
+            self.depth[query_id] = len(ranked)
+            if latency is not None:
+                self.latency[query_id] = latency
+            return values
+        if plan.ignore_identical_ids:
             ranked = [doc_id for doc_id in ranked if doc_id != query_id]
-        measures, positives = self.plan.measures, self.plan.positives[query_id]
+        measures = plan.measures
         summary: RankingSummary
         if measures is not None:
             facts = measures.facts_of_ranking(
-                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
+                ranked, plan.qrels[query_id], unique=unique, positives=plan.positives[query_id]
             )
             self.depth[query_id] = facts.num_ret
             summary = facts
         else:
-            summary = summarize(
-                ranked, self.plan.qrels[query_id], unique=unique, positives=positives
-            )
+            relevant = plan.qrels[query_id]
+            if plan.plain:  # read as they are, with their grades sorted when planned
+                ideal = plan.ideals[query_id]
+                if not plan.scoring.builtin_only:  # a plugin's metric may change what it reads
+                    ideal = ideal.copy()
+                summary = summarize(ranked, relevant, unique=unique, ideal=ideal)
+            else:
+                positives = plan.positives[query_id]
+                summary = summarize(ranked, relevant, unique=unique, positives=positives)
             self.depth[query_id] = len(ranked)
         return self._keep(query_id, summary, retrieved, limit, latency)
 
@@ -140,7 +166,8 @@ class ScoreSheet:
     ) -> dict[str, float]:
         values = self.plan.scoring.score(summary, query_id)
         if self.plan.measures is not None:
-            values.update(self.plan.measures.score(summary, query_id))  # type: ignore[arg-type]
+            measured = self.plan.measures.score(summary, query_id)  # type: ignore[arg-type]
+            values = {**values, **measured}
         self.per_query[query_id] = values
         if latency is not None:
             self.latency[query_id] = latency
@@ -181,33 +208,34 @@ class ScoreSheet:
 
     def report(self, manifest: Mapping[str, Any] | None = None) -> RetrievalEvalReport:
         """The report: means over the scored queries, summed in the planned order."""
-        scored = [query_id for query_id in self.plan.planned if query_id in self.per_query]
-        short = set(self.short_rankings)
+        planned, per_query = self.plan.planned, self.per_query
+        scored = [query_id for query_id in planned if query_id in per_query]
+        rows = list(map(per_query.__getitem__, scored))
         metrics: dict[str, float] = {}
         if scored:
-            rows = [self.per_query[query_id] for query_id in scored]
             aggregate = self.plan.aggregate
             for key in self.plan.keys:
                 # Left to right from 0.0, as a plain loop adds (builtin sum compensates on 3.12+,
                 # which would change the last digits between Python versions).
                 metrics[key] = aggregate(key, list(map(itemgetter(key), rows)))
+        short, failures, latency = set(self.short_rankings), self.failures, self.latency
+        # What nothing was recorded in is not looked up query by query.
         return RetrievalEvalReport(
             metrics=metrics,
-            per_query={query_id: self.per_query[query_id] for query_id in scored},
+            per_query=FrozenDict(zip(scored, map(frozen_dict, rows), strict=True)),
             n_queries=len(scored),
             k_values=self.plan.scoring.k_values,
             skipped=dict(self.plan.skipped),
-            short_rankings=tuple(q for q in self.plan.planned if q in short),
-            failures=tuple(self.failures[q] for q in self.plan.planned if q in self.failures),
-            latency={q: self.latency[q] for q in self.plan.planned if q in self.latency},
+            short_rankings=tuple(q for q in planned if q in short) if short else (),
+            failures=tuple(failures[q] for q in planned if q in failures) if failures else (),
+            latency={q: latency[q] for q in planned if q in latency} if latency else {},
             manifest=self.manifest(manifest or {}),
         )
 
     def ranking_depth(self) -> dict[str, int] | None:
         """The shallowest and deepest ranking scored: what measures without a cutoff saw."""
-        depths = [
-            self.depth[q] for q in self.plan.planned if q in self.depth and q in self.per_query
-        ]
+        depth, per_query = self.depth, self.per_query
+        depths = [depth[q] for q in per_query if q in depth]  # every scored query is planned
         if not depths:
             return None
         return {"shallowest": min(depths), "deepest": max(depths)}

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
-from itertools import chain
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+
+from ef.evaluation._scoring.judged import LARGEST_FLOAT, STR, finite_numbers, plain_judgements
 
 __all__ = [
     "average_precision",
@@ -36,12 +35,6 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
 ]
-
-
-_LARGEST_FLOAT = int(sys.float_info.max)
-_NUMBERS = frozenset({float, int})
-_STR = frozenset({str})
-_DICT = frozenset({dict})
 
 
 def check_cutoff(k: object) -> int:
@@ -108,48 +101,7 @@ def _is_finite_real(value: object) -> bool:
 def _plain_and_finite(relevant: dict[str, float]) -> bool:
     """Whether every id is a ``str`` and every grade a finite ``float`` or ``int``, checked in
     C-level passes; ``False`` sends the caller to the careful loop, which says what is wrong."""
-    return set(map(type, relevant)) <= _STR and _finite_numbers(relevant.values())
-
-
-def plain_judgements(qrels: Mapping[str, Mapping[str, float]]) -> bool:
-    """Whether ``qrels`` is a ``dict`` of ``dict`` judgements with ``str`` ids and finite
-    ``float`` or ``int`` grades only, checked in C-level passes over every judgement at once.
-
-    ``True`` lets a caller read each query's judgements without checking them one by one (and
-    marshal them as they are); ``False`` sends it to :func:`positive_grades`, which says what is
-    wrong, if anything.
-    """
-    if type(qrels) is not dict or not set(map(type, qrels)) <= _STR:
-        return False
-    judged = qrels.values()
-    if not set(map(type, judged)) <= _DICT:
-        return False
-    if not set(map(type, chain.from_iterable(judged))) <= _STR:
-        return False
-    grades = list(chain.from_iterable(map(dict.values, judged)))
-    return _finite_numbers(grades)
-
-
-def _finite_numbers(grades: Collection[object]) -> bool:
-    """Whether every grade is a finite ``float`` or ``int`` (C-level passes)."""
-    kinds = set(map(type, grades))
-    if not kinds <= _NUMBERS:
-        return False
-    # Ints are finite as long as each converts to a float (a NaN among floats fails this too).
-    numbers_only: Collection[Any] = grades
-    if int in kinds and not (
-        -_LARGEST_FLOAT <= min(numbers_only) and max(numbers_only) <= _LARGEST_FLOAT
-    ):
-        return False
-    if float not in kinds:
-        return True
-    try:
-        total = sum(numbers_only)
-    except OverflowError:  # ints whose sum leaves the range of a float
-        return False
-    # A NaN or an infinity makes the sum NaN or infinite; a sum that merely overflows sends
-    # the caller to the loop, which accepts it.
-    return bool(total - total == 0.0)
+    return set(map(type, relevant)) <= STR and finite_numbers(relevant.values())
 
 
 def positive_grades(
@@ -183,7 +135,7 @@ def positive_grades(
         if kind is float:
             finite = grade - grade == 0.0
         elif kind is int:
-            finite = -_LARGEST_FLOAT <= grade <= _LARGEST_FLOAT
+            finite = -LARGEST_FLOAT <= grade <= LARGEST_FLOAT
         else:
             finite = _is_finite_real(grade)
         if not (finite and isinstance(doc_id, str)):

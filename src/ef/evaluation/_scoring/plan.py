@@ -10,17 +10,23 @@ import hashlib
 import json
 import marshal
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
 import attrs
 
+from ef.evaluation._scoring.judged import plain_ideals
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
-from ef.evaluation._scoring.metrics import plain_judgements, positive_grades
-from ef.evaluation._scoring.ranked import RankingSummary, ScoringPlan, ndcg_all
+from ef.evaluation._scoring.metrics import positive_grades
+from ef.evaluation._scoring.ranked import (
+    RankingSummary,
+    ScoringPlan,
+    ndcg_all,
+    relevant_grades,
+)
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
@@ -113,23 +119,24 @@ def digest(value: Mapping[str, Any]) -> str:
     return DIGEST_PREFIX + hashlib.sha256(marshal.dumps(written, _MARSHAL_VERSION)).hexdigest()
 
 
-_KNOWN_QRELS: dict[str, dict[str, list[tuple[str, float]]]] = {}
-"""digest → query → positive ``(doc_id, grade)`` pairs, for the last few plain qrels planned.
+_KNOWN_QRELS: dict[str, dict[str, list[float]]] = {}
+"""digest → query → its positive grades, descending (``judged.ideal_grades``), for the last
+few plain qrels planned.
 
 Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
-checks and sorts through them once. The digest is of the marshal bytes, which tell ``int``,
-``float``, ``bool`` and ``str`` apart and write anything else (a numpy scalar, a subclass) as
-bytes or not at all: equal bytes are equal plain judgements, whatever object holds them. The
-lists are shared between plans and never mutated."""
+checks and sorts them once. The digest is of the marshal bytes, which tell ``int``, ``float``,
+``bool`` and ``str`` apart and write anything else (a numpy scalar, a subclass) as bytes or not
+at all: equal bytes are equal plain judgements, whatever object holds them. Only what the content
+determines is kept, never the judgements themselves: each plan reads its own qrels. The lists
+are shared between plans and never changed."""
 _KNOWN_QRELS_KEPT = 4
 
 
-def _known_positives(
-    qrels: Qrels,
-) -> tuple[str | None, dict[str, list[tuple[str, float]]] | None]:
-    """The manifest's digest of ``qrels`` and each query's positive grades, when ``qrels`` is
-    plain (:func:`~ef.evaluation._scoring.metrics.plain_judgements`); ``(None, None)`` otherwise:
-    the caller then checks every judgement the careful way and digests through :func:`digest`.
+def _known_plain(qrels: Qrels) -> tuple[str | None, dict[str, list[float]] | None]:
+    """The manifest's digest of ``qrels`` and each query's positive grades, descending, when
+    ``qrels`` is plain (:func:`~ef.evaluation._scoring.judged.plain_ideals`); ``(None,
+    None)`` otherwise: the caller then checks every judgement the careful way and digests
+    through :func:`digest`.
     """
     value: Any = qrels
     try:
@@ -140,17 +147,30 @@ def _known_positives(
     known = _KNOWN_QRELS.get(qrels_digest)
     if known is not None:
         return qrels_digest, known
-    if not plain_judgements(qrels):
+    known = plain_ideals(qrels)
+    if known is None:
         return None, None
-    # Checked all together above: each query only picks its positive grades.
-    known = {
-        query_id: [(doc_id, grade) for doc_id, grade in judged.items() if grade > 0]
-        for query_id, judged in qrels.items()
-    }
     while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
         _KNOWN_QRELS.pop(next(iter(_KNOWN_QRELS), ""), None)
     _KNOWN_QRELS[qrels_digest] = known
     return qrels_digest, known
+
+
+class _PositivesOnDemand(dict[str, list[tuple[str, float]]]):
+    """Each planned query's positive ``(doc_id, grade)`` pairs of checked plain judgements, made
+    the first time they are asked for: scoring a ranking with the built-in metrics reads the
+    judgements themselves (:func:`~ef.evaluation._scoring.ranked.summarize`), so most queries
+    never need them."""
+
+    __slots__ = ("_qrels",)
+
+    def __init__(self, qrels: Qrels) -> None:
+        super().__init__()
+        self._qrels = qrels
+
+    def __missing__(self, query_id: str) -> list[tuple[str, float]]:
+        positives = self[query_id] = relevant_grades(self._qrels[query_id])
+        return positives
 
 
 def _ndcg_ignoring_level(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
@@ -221,20 +241,48 @@ class QueryPlan:
         self.ignore_identical_ids = ignore_identical_ids
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
-        self.positives: dict[str, list[tuple[str, float]]] = {}
-        self._qrels_digest, known = _known_positives(qrels)
+        self._qrels_digest, known = _known_plain(qrels)
         self.plain = known is not None
-        any_positive = judging.relevance_level is None  # then every positive grade is relevant
+        self.ideals: dict[str, list[float]] = known or {}
+        if known is not None:
+            self.positives: dict[str, list[tuple[str, float]]] = _PositivesOnDemand(qrels)
+            self._plan_plain(known, relevant, no_relevant)
+        else:
+            self.positives = {}
+            self._plan_checked(qrels, relevant, no_relevant)
+        if not self.planned:
+            reasons = sorted(set(self.skipped.values())) or ["qrels is empty"]
+            raise ValueError(f"no query can be scored ({'; '.join(reasons)})")
+        self._fingerprints: dict[str, str] | None = None
+        self._digests: dict[str, str] | None = None
+
+    def _plan_plain(
+        self, ideals: dict[str, list[float]], relevant: Callable[[float], bool], no_relevant: str
+    ) -> None:
+        """Plan checked plain judgements from each query's positive grades, descending."""
+        queries, skipped, planned = self.queries, self.skipped, self.planned
+        default = self.judging.relevance_level is None
+        for query_id, ideal in ideals.items():
+            # Relevance only rises with the grade: the largest grade tells.
+            if not ideal or not (default or relevant(ideal[0])):
+                skipped[query_id] = no_relevant
+            elif queries is not None and query_id not in queries:
+                skipped[query_id] = SKIP_NO_TEXT
+            else:
+                planned.append(query_id)
+
+    def _plan_checked(
+        self, qrels: Qrels, relevant: Callable[[float], bool], no_relevant: str
+    ) -> None:
+        """Plan any other judgements, checking each query's on the way."""
+        queries, any_positive = self.queries, self.judging.relevance_level is None
         for query_id, judged in qrels.items():
-            if known is not None:
-                positives = known[query_id]
-            elif not isinstance(judged, Mapping):
+            if not isinstance(judged, Mapping):
                 raise TypeError(
                     f"the judgements of query {query_id!r} must be a mapping "
                     f"{{doc_id: grade}}, got {type(judged).__name__}"
                 )
-            else:
-                positives = positive_grades(judged, query_id)
+            positives = positive_grades(judged, query_id)
             if not positives if any_positive else not any(relevant(g) for _, g in positives):
                 self.skipped[query_id] = no_relevant
             elif queries is not None and query_id not in queries:
@@ -242,11 +290,6 @@ class QueryPlan:
             else:
                 self.planned.append(query_id)
                 self.positives[query_id] = positives
-        if not self.planned:
-            reasons = sorted(set(self.skipped.values())) or ["qrels is empty"]
-            raise ValueError(f"no query can be scored ({'; '.join(reasons)})")
-        self._fingerprints: dict[str, str] | None = None
-        self._digests: dict[str, str] | None = None
 
     def aggregate(self, key: str, values: Sequence[float]) -> float:
         """``report.metrics[key]`` from the per-query values: a plain mean, except trec_eval's

@@ -13,7 +13,10 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 
+from ef.evaluation._report.frozen import FrozenDict
 from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
+from ef.evaluation._scoring.found import found
+from ef.evaluation._scoring.judged import ideal_grades
 from ef.evaluation._scoring.metrics import check_cutoff
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.steps import Metric, MetricStep
@@ -101,84 +104,24 @@ def summarize(
     *,
     unique: bool = False,
     positives: list[tuple[str, float]] | None = None,
+    ideal: list[float] | None = None,
 ) -> RankingSummary:
     """One pass over ``ranked``: where did the relevant ids land?
 
     :param ranked: doc ids, best first.
-    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant.
+    :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant. Without ``positives``,
+        every grade must be a number (checked when planned).
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
     :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
+    :param ideal: :func:`ideal_grades` of the grades, when the caller has it (held as it is).
     """
-    if positives is None:
-        positives = relevant_grades(relevant)
-    positions: list[int]
-    gains: list[float]
-    n = len(ranked)
-    if not positives or not n:
-        positions, gains = [], []
-    elif n <= _SHORT or n <= 2 * len(positives):
-        # A short ranking, or one with about as many relevant ids as ranked ones: one walk down
-        # the ranking, looking each id up, finds them already in rank order.
-        if not unique and len(set(ranked)) != n:  # a repeated id: positions after it shift
-            ranked = list(dict.fromkeys(ranked))
-        unique = True
-        get = relevant.get
-        # Grades were checked when planned: the lookup's grade is the positive one or <= 0.
-        positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
-        gains = [relevant[ranked[i]] for i in positions]
-    else:
-        found = _found_in_long(ranked, positives, unique)
-        if found[1] is not None:
-            ranked, unique = found[1], True
-        pairs = found[0]
-        positions = [p for p, _ in pairs]
-        gains = [g for _, g in pairs]
-    ideal = sorted(map(itemgetter(1), positives), reverse=True)
+    if ideal is None:
+        if positives is None:
+            ideal = ideal_grades(relevant.values())
+        else:
+            ideal = sorted(map(itemgetter(1), positives), reverse=True)
+    ranked, unique, positions, gains = found(ranked, relevant, len(ideal), unique, positives)
     return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
-
-
-# Up to this length a ranking is walked id by id (a Python loop over a few ids is cheaper than
-# building a dict of them or scanning them once per relevant id).
-_SHORT = 32
-
-
-def _found_in_long(
-    ranked: Sequence[str], positives: list[tuple[str, float]], unique: bool
-) -> tuple[list[tuple[int, float]], list[str] | None]:
-    """``(rank, grade)`` of the retrieved relevant ids of a long ranking, ascending, and the
-    de-duplicated ranking when a repeated id had to be dropped (else ``None``)."""
-    found: list[tuple[int, float]] = []
-    deduplicated: list[str] | None = None
-    n = len(ranked)
-    if len(positives) * 16 <= n:
-        # Few relevant ids in a long ranking: a C-level scan per id beats a Python loop, and
-        # stops at the first occurrence, the one de-duplication keeps.
-        index = ranked.index
-        for doc_id, grade in positives:
-            try:
-                found.append((index(doc_id), grade))
-            except ValueError:
-                pass
-        if found and not unique:
-            found.sort()
-            # A repeated id shifts what follows it: only the ids above the last relevant one
-            # found matter, so only they are checked (in the usual case, a short prefix).
-            last = found[-1][0] + 1
-            if len(set(ranked[:last])) != last:
-                deduplicated = list(dict.fromkeys(ranked))
-                where = dict(zip(deduplicated, range(n), strict=False))
-                found = [(where[ranked[position]], grade) for position, grade in found]
-    else:
-        where = dict(zip(ranked, range(n), strict=False))
-        if not unique and len(where) != n:  # a repeated id: positions after it shift
-            deduplicated = list(dict.fromkeys(ranked))
-            where = dict(zip(deduplicated, range(len(deduplicated)), strict=True))
-        for doc_id, grade in positives:
-            position = where.get(doc_id)
-            if position is not None:
-                found.append((position, grade))
-    found.sort()
-    return found, deduplicated
 
 
 # The built-in metrics' all-cutoffs forms. ``ks`` is ascending and de-duplicated.
@@ -274,6 +217,7 @@ class ScoringPlan:
                 trusted = metric.all_cutoffs in _BUILTIN_FORMS
                 self._steps.append(MetricStep(metric, self.k_values, trusted=trusted))
         self._fused = _builtin_step(self.metrics, self.k_values)
+        self.builtin_only = self._fused is not None  # no other code reads the summaries
 
     def score(self, summary: RankingSummary, query_id: str | None = None) -> dict[str, float]:
         """Every key of the plan for one query.
@@ -283,12 +227,22 @@ class ScoringPlan:
         :raises ValueError: a plugin metric returned NaN or an infinity, or its all-cutoffs
             form returned a value count other than the number of cutoffs.
         """
+        # Read-only from the start: the report keeps them as they are, with no copy.
         if self._fused is not None:
-            return dict(zip(self.keys, self._fused(summary), strict=True))
+            fused = self._fused(summary.positions, summary.gains, summary.ideal_gains)
+            return FrozenDict(zip(self.keys, fused, strict=True))
         values: list[float] = []
         for step in self._steps:
             values.extend(step.run(summary, query_id))
-        return dict(zip(self.keys, values, strict=True))
+        return FrozenDict(zip(self.keys, values, strict=True))
+
+    def score_found(
+        self, positions: list[int], gains: list[float], ideal: Sequence[float]
+    ) -> dict[str, float]:
+        """:meth:`score` from what :func:`summarize` finds, with no summary made: for a plan of
+        built-in metrics only (:attr:`builtin_only`)."""
+        assert self._fused is not None
+        return FrozenDict(zip(self.keys, self._fused(positions, gains, ideal), strict=True))
 
 
 _IDEAL_DCGS: dict[tuple[int, ...], dict[tuple[float, ...], list[float]]] = {}
@@ -300,8 +254,9 @@ _IDEAL_DCGS_CUTOFFS = 16
 
 def _builtin_step(
     metrics: Sequence[Metric], ks: tuple[int, ...]
-) -> Callable[[RankingSummary], list[float]] | None:
-    """One step for a plan made only of built-in cutoff metrics, or ``None``.
+) -> Callable[[list[int], list[float], Sequence[float]], list[float]] | None:
+    """One step for a plan made only of built-in cutoff metrics, or ``None``: the values of a
+    query from its summary's ``positions``, ``gains`` and ``ideal_gains``.
 
     The same arithmetic as their all-cutoffs forms, in the same order, so the same floats — but
     one walk over the positions for all of them, and no work at all for a query whose relevant
@@ -326,7 +281,7 @@ def _builtin_step(
         _IDEAL_DCGS.clear()
     ideal_dcgs = _IDEAL_DCGS.setdefault(ks, {})
 
-    def ideal_at(ideal: list[float]) -> list[float]:
+    def ideal_at(ideal: Sequence[float]) -> list[float]:
         n_ideal = len(ideal)
         scale = ideal[0]
         log2 = log2_table(min(n_ideal, largest_k))
@@ -340,11 +295,9 @@ def _builtin_step(
             out.append(idcg)
         return out
 
-    def step(summary: RankingSummary) -> list[float]:
-        positions = summary.positions
+    def step(positions: list[int], gains: list[float], ideal: Sequence[float]) -> list[float]:
         if not positions:
             return zeros
-        gains, ideal = summary.gains, summary.ideal_gains
         n_relevant = len(ideal)  # positions found imply a positive grade: never 0
         n_found = len(positions)
         first = positions[0]
