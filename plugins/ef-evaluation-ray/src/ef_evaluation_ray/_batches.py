@@ -13,21 +13,28 @@ Each search waits for its own answer: an exception of one query fails that query
 replica pickles each query's outcome on its own), a cancelled search leaves the others of its
 batch waiting, and a lost actor fails every search of its batch with ``RayActorError``, for the
 retriever to resubmit each to another replica.
+
+On asyncio a call's answer reaches its searches through one callback: Ray's thread hands it to
+the loop once, which sets each search's own future and sends the next call for the replica at
+once — no task, shielded future or event per search, which cost the driver as much CPU per call
+as awaiting the call itself. On trio each search waits for its batch in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import pickle
 import threading
 from collections import deque
+from concurrent.futures import Future
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 
-from ef_evaluation_ray._calls import await_refs, on_asyncio, unwrapped
+from ef_evaluation_ray._calls import await_refs, unwrapped
 
 __all__ = ["Batcher"]
 
@@ -35,34 +42,38 @@ __all__ = ["Batcher"]
 class _Batch:
     """Searches sent to one replica as one call."""
 
-    __slots__ = ("ref", "released", "shared", "waiting")
+    __slots__ = ("ref", "released", "waiting")
 
     def __init__(self, ref: Any, waiting: int) -> None:
         self.ref = ref
-        self.shared: asyncio.Future[Any] | None = None
         self.waiting = waiting
         self.released = False
 
 
 class _Entry:
-    """One search, waiting to be sent, then for its batch's answer."""
+    """One search, waiting to be sent, then for its batch's answer: on asyncio in ``answer``,
+    a future of its own that the batch's arrival sets; elsewhere by fetching the batch's ref
+    once ``sent`` is set."""
 
-    __slots__ = ("batch", "limit", "position", "query", "sent")
+    __slots__ = ("answer", "batch", "limit", "position", "query", "sent")
 
-    def __init__(self, query: str, limit: int) -> None:
+    def __init__(self, query: str, limit: int, loop: asyncio.AbstractEventLoop | None) -> None:
         self.query, self.limit = query, limit
-        self.sent = anyio.Event()
+        self.answer: asyncio.Future[list[bytes]] | None = None
+        self.sent: anyio.Event | None = None
+        if loop is None:
+            self.sent = anyio.Event()
+        else:
+            self.answer = loop.create_future()
         self.batch: _Batch | None = None
         self.position = -1
 
 
-async def _value(ref: Any) -> Any:
-    return await ref
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()  # read, so that a call nobody waits for any more logs nothing
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class Batcher:
@@ -88,7 +99,7 @@ class Batcher:
         :raises Exception: the retriever's exception for this query, or the call's error —
             ``RayActorError`` when the replica died — for every query of the batch.
         """
-        entry = _Entry(query, limit)
+        entry = _Entry(query, limit, _running_loop())
         with self._lock:
             self._handles[index] = handle
             queue = self._waiting[index]
@@ -100,12 +111,14 @@ class Batcher:
                 # One pass of the loop: the searches started with this one join it.
                 await anyio.lowlevel.checkpoint()
                 self._dispatch(index)
-            await entry.sent.wait()
             try:
                 outcomes = await self._outcomes(entry)
-            except Exception:
+            except Exception as error:
                 finished = True  # the call failed: a lost actor, or the factory's error
-                raise
+                cause = unwrapped(error)
+                if cause is error:
+                    raise
+                raise cause from error
             finished = True
         finally:
             self._leave(index, entry, finished)
@@ -114,18 +127,15 @@ class Batcher:
             return value
         raise value
 
-    async def _outcomes(self, entry: _Entry) -> list[bytes]:
-        batch = entry.batch
-        assert batch is not None
-        if batch.shared is not None and on_asyncio():
-            try:
-                return list(await asyncio.shield(batch.shared))
-            except Exception as error:
-                cause = unwrapped(error)
-                if cause is error:
-                    raise
-                raise cause from error
-        (outcomes,) = await await_refs([batch.ref])
+    @staticmethod
+    async def _outcomes(entry: _Entry) -> list[bytes]:
+        if entry.answer is not None:
+            # Cancelled (a timeout), this search abandons its own future, not its batch's.
+            return await entry.answer
+        assert entry.sent is not None
+        await entry.sent.wait()
+        assert entry.batch is not None
+        (outcomes,) = await await_refs([entry.batch.ref])
         return list(outcomes)
 
     def _dispatch(self, index: int) -> None:
@@ -146,15 +156,35 @@ class Batcher:
                 self._out[index] += 1
                 self.calls += 1
                 sent.append((batch, entries))
-        on_loop = on_asyncio()
+        loop = _running_loop()
         for batch, entries in sent:
-            if on_loop:
-                # One future per call, awaited by each of its searches: a search cancelled
-                # (a timeout) abandons its wait without cancelling the others'.
-                batch.shared = asyncio.ensure_future(_value(batch.ref))
-                batch.shared.add_done_callback(_retrieved)
+            if loop is not None:
+                # Ray calls back from its own thread; the loop hands the answer to each search
+                # at once, one wake-up per call rather than a task and a future per search.
+                arrived = functools.partial(self._arrived, index, batch, entries)
+                batch.ref.future().add_done_callback(functools.partial(_call_soon, loop, arrived))
             for entry in entries:
-                entry.sent.set()
+                if entry.sent is not None:
+                    entry.sent.set()
+
+    def _arrived(self, index: int, batch: _Batch, entries: list[_Entry], call: Future[Any]) -> None:
+        """A call came back (on the loop): each of its searches gets the answer, unless it was
+        cancelled meanwhile, and the replica's room goes to the searches waiting for it."""
+        error = call.exception()
+        for entry in entries:
+            answer = entry.answer
+            if answer is None or answer.done():
+                continue
+            if error is None:
+                answer.set_result(call.result())
+            else:
+                answer.set_exception(error)
+        with self._lock:
+            if batch.released:
+                return
+            batch.released = True
+            self._out[index] -= 1
+        self._dispatch(index)
 
     def _leave(self, index: int, entry: _Entry, finished: bool) -> None:
         """A search is done: answered, failed or cancelled. The first search of a batch to see
@@ -171,3 +201,10 @@ class Batcher:
                 self._out[index] -= 1
         # Also when the first waiting search was cancelled before sending: the others wait.
         self._dispatch(index)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Any, call: Future[Any]) -> None:
+    try:
+        loop.call_soon_threadsafe(callback, call)
+    except RuntimeError:
+        pass  # the loop is closed: nobody waits for this call any more
