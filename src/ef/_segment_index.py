@@ -24,15 +24,22 @@ __all__ = ["SegmentIndex", "top"]
 
 def top(scores: Any, limit: int, *, ties: Any, positive_only: bool) -> list[tuple[int, float]]:
     """The ``limit`` best ``(position, score)`` pairs, score descending, ties by ``ties``
-    ascending (then by position)."""
+    ascending (then by position); with ``positive_only``, only positive scores."""
     numpy = importlib.import_module("numpy")
     if limit <= 0 or len(scores) == 0:
         return []
-    if limit < len(scores):
+    # With positive_only, the best are chosen among the positive scores alone: the others would
+    # be dropped anyway, and a query scores most of a corpus 0 — selecting through those (a
+    # partition of many equal values, then every one of them tied at the cut) cost more than
+    # the scoring.
+    candidates = numpy.flatnonzero(scores > 0) if positive_only else None
+    chosen = scores if candidates is None else scores[candidates]
+    if limit < len(chosen):
         # Everything scoring at least the limit-th best, so ties at the cut are all kept.
-        threshold = numpy.partition(scores, len(scores) - limit)[len(scores) - limit]
-        candidates = numpy.flatnonzero(scores >= threshold)
-    else:
+        threshold = numpy.partition(chosen, len(chosen) - limit)[len(chosen) - limit]
+        kept = numpy.flatnonzero(chosen >= threshold)
+        candidates = kept if candidates is None else candidates[kept]
+    elif candidates is None:
         candidates = numpy.arange(len(scores))
     order = candidates[numpy.lexsort((candidates, ties[candidates], -scores[candidates]))][:limit]
     return [(int(i), float(scores[i])) for i in order if not positive_only or float(scores[i]) > 0]
