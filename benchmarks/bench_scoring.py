@@ -35,6 +35,9 @@ lists, pytrec_eval on its dict of dicts, ``ef ÷ pytrec_eval`` the ratio of medi
 
 ``--cpu`` times the sweep in CPU time, fastest sample kept (steadier on a shared machine, for
 comparing two versions of ef); ``--sizes 1000x10,300x100`` runs only those sizes.
+``--no-qrels-pass`` switches off a compiled first pass over plain qrels (the speedups plugin's
+``ef_evaluation_qrels_pass``), so a first evaluation digests and sorts the qrels in Python: run
+with and without it to measure the pass.
 """
 
 from __future__ import annotations
@@ -472,7 +475,16 @@ def main() -> None:
     parser.add_argument(
         "--sizes", help="--sweep only these sizes, queries×docs, comma-separated: 1000x10,300x100"
     )
+    parser.add_argument(
+        "--no-qrels-pass",
+        action="store_true",
+        help="switch off a plugin's compiled first pass over plain qrels (measure without it)",
+    )
     args = parser.parse_args()
+    if args.no_qrels_pass:
+        from ef.evaluation._plugins import HOST
+
+        HOST.qrels_pass = lambda: None  # type: ignore[method-assign]
     if args.sweep:
         print("\n".join(SWEEP_HEADER), flush=True)
         sizes = tuple(

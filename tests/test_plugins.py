@@ -263,15 +263,17 @@ def test_every_hook_has_a_test_and_docs():
     from ef.evaluation._plugins import hookspecs as _hookspecs
 
     hooks = [name for name in dir(_hookspecs) if name.startswith("ef_evaluation_")]
-    assert len(hooks) == 9
+    assert len(hooks) == 10
     root = pathlib.Path(__file__).parents[1]
-    # The fusion hooks are tested beside fusion itself, the fusion kernel beside its C one.
+    # The fusion hooks are tested beside fusion itself, the fusion kernel and the qrels pass
+    # beside their C ones.
     tests = "".join(
         (root / name).read_text()
         for name in (
             "tests/test_plugins.py",
             "tests/test_fusion.py",
             "plugins/ef-evaluation-speedups/tests/test_fusion_kernel.py",
+            "plugins/ef-evaluation-speedups/tests/test_qrels_pass.py",
         )
     )
     docs = (root / "docs" / "plugins.md").read_text()

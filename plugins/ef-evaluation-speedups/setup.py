@@ -15,5 +15,10 @@ setup(
             # No fused multiply-add: each IEEE operation rounds once, as in Python.
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
+        Extension(
+            "ef_evaluation_speedups._qrels",
+            sources=["src/ef_evaluation_speedups/_qrels.c"],
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+        ),
     ]
 )

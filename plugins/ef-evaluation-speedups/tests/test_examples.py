@@ -18,6 +18,11 @@ def test_the_installed_plugin_is_the_compiled_one():
 
     (info,) = [info for info in list_plugins() if info.name == "speedups"]
     assert info.distribution == "ef-evaluation-speedups"
-    assert info.hooks == ("ef_evaluation_fusion_kernel", "ef_evaluation_trec_run_parser")
+    assert info.hooks == (
+        "ef_evaluation_fusion_kernel",
+        "ef_evaluation_qrels_pass",
+        "ef_evaluation_trec_run_parser",
+    )
     assert ef_evaluation_speedups._trec_run.__file__.endswith((".so", ".pyd"))
     assert ef_evaluation_speedups._fusion.__file__.endswith((".so", ".pyd"))
+    assert ef_evaluation_speedups._qrels.__file__.endswith((".so", ".pyd"))

@@ -1,9 +1,11 @@
-"""Compiled speed-ups for ef-evaluation: a TREC run file parser and a fusion kernel in C.
+"""Compiled speed-ups for ef-evaluation: a TREC run file parser, a fusion kernel and a first pass
+over plain qrels in C.
 
 Installed, it is found through its entry point and :func:`ef.evaluation.read_trec_run` (and so
-``ef-eval run``) reads run files with it, and :func:`ef.evaluation.fuse` fuses plain runs with
-:func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring); nothing else
-changes. It gives exactly the built-in
+``ef-eval run``) reads run files with it, :func:`ef.evaluation.fuse` fuses plain runs with
+:func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring), and an
+evaluation's plan digests and sorts plain judgements with :func:`qrels_pass`; nothing else
+changes. The parser gives exactly the built-in
 reader's result (the same dict, in the same order, with the same float values), and for a line
 the built-in reader would reject it steps aside, so the built-in reader reports the error. It
 reads the same numbers (ASCII decimals only) and refuses the same lines (longer than
@@ -21,7 +23,7 @@ from typing import Any, Protocol
 
 from ef.evaluation import hookimpl
 
-from ef_evaluation_speedups import _fusion
+from ef_evaluation_speedups import _fusion, _qrels
 from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "fusion_kernel",
     "parse_trec_run",
     "parse_trec_run_by_query",
+    "qrels_pass",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -170,3 +173,36 @@ def ef_evaluation_fusion_kernel() -> object:
     """Offer :func:`fusion_kernel` to :func:`ef.evaluation.fuse` and
     :func:`ef.evaluation.optimize_fusion`."""
     return fusion_kernel
+
+
+def qrels_pass(qrels: Any) -> tuple[bytes, dict[str, list[float]]] | None:
+    """``marshal.dumps(qrels, 2)`` and each query's ideal grades, in one walk over plain qrels.
+
+    The ideal grades of a query are its positive grades, descending, in a stable sort (equal
+    grades keep their judgement order; ``1`` and ``1.0`` stay the objects they are), as
+    ef.evaluation's ``plain_ideals`` builds them, queries in qrels order.
+
+    :returns: ``(written, {query_id: ideal grades})``, or ``None`` for qrels it does not take:
+        anything but a ``dict`` of ``dict`` with exact ``str`` ids (with a UTF-8 form: no lone
+        surrogate) and exact ``float`` or ``int`` grades, finite, an int within ``±2**53``,
+        the grades' absolute values adding up to less than ``2**1023`` (beyond, a sum may
+        overflow, which ef.evaluation checks itself). ef.evaluation then digests, checks and
+        sorts the qrels itself.
+    :raises MemoryError: when memory runs out.
+
+    >>> import marshal
+    >>> qrels = {"q1": {"d1": 1, "d2": 2.0, "d3": 0, "d4": 1.0}, "q2": {"d1": -1}}
+    >>> written, ideals = qrels_pass(qrels)
+    >>> written == marshal.dumps(qrels, 2), ideals
+    (True, {'q1': [2.0, 1, 1.0], 'q2': []})
+    >>> qrels_pass({"q1": {"d1": True}}) is None
+    True
+    """
+    return _qrels.qrels_pass(qrels)
+
+
+@hookimpl
+def ef_evaluation_qrels_pass() -> object:
+    """Offer :func:`qrels_pass` to the plan of every evaluation (:func:`ef.evaluation.evaluate`,
+    :func:`ef.evaluation.evaluate_run`)."""
+    return qrels_pass

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import pluggy
 
-__all__ = ["PROJECT", "FusionKernel", "TrecRunParser", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "FusionKernel", "QrelsPass", "TrecRunParser", "hookimpl", "hookspec"]
 
 PROJECT = "ef.evaluation"
 """The pluggy project name, and the entry-point group plugins are installed under."""
@@ -128,4 +128,25 @@ def ef_evaluation_fusion_kernel() -> FusionKernel | None:
     does not take: a run or query that is not a plain ``dict``, an id that is not a ``str``, a
     score that is not a finite ``float`` or ``int``, an unknown ``norm``, a fused score that is
     not finite.
+    """
+
+
+class QrelsPass(Protocol):
+    """A compiled first pass over plain qrels: see :func:`ef_evaluation_qrels_pass`."""
+
+    def __call__(self, qrels: Any, /) -> tuple[bytes, dict[str, list[float]]] | None: ...
+
+
+@hookspec(firstresult=True)
+def ef_evaluation_qrels_pass() -> QrelsPass | None:
+    """Return a faster first pass over plain judgements for an evaluation's plan, or None.
+
+    ``qrels_pass(qrels)`` walks ``{query_id: {doc_id: grade}}`` once and returns ``(written,
+    ideals)``: ``written`` the very bytes of ``marshal.dumps(qrels, 2)`` (the manifest's qrels
+    digest is their SHA-256), ``ideals`` each query's positive grades, descending, in a stable
+    sort (equal grades keep their judgement order), the grade objects themselves, queries in
+    qrels order. It takes plain qrels only — a ``dict`` of ``dict``, exact ``str`` ids, exact
+    ``float`` or ``int`` grades (no ``bool``, no subclass), all finite — and returns None for
+    anything else (and may for any input it chooses not to take): the evaluation then checks,
+    digests and sorts the judgements itself, and raises its own errors.
     """

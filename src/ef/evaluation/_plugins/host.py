@@ -23,7 +23,7 @@ import pluggy
 from ef.evaluation._exceptions import PluginWarning
 from ef.evaluation._plugins import hookspecs as _hookspecs
 from ef.evaluation._plugins.calls import PASSED_THROUGH, stdout_to_stderr
-from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, TrecRunParser
+from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, QrelsPass, TrecRunParser
 from ef.evaluation._plugins.registry import (
     PluginInfo,
     Registry,
@@ -72,6 +72,7 @@ class PluginHost:
         self._doc_id_getters: dict[type, Callable[[Any], str] | None] = {}
         self._trec_run_parser: list[TrecRunParser | None] = []  # empty until resolved
         self._fusion_kernel: list[FusionKernel | None] = []  # empty until resolved
+        self._qrels_pass: list[QrelsPass | None] = []  # empty until resolved
 
     # loading
 
@@ -209,6 +210,7 @@ class PluginHost:
         self._doc_id_getters.clear()
         self._trec_run_parser.clear()
         self._fusion_kernel.clear()
+        self._qrels_pass.clear()
 
     # calling hooks one implementation at a time, so one plugin's error is only its own
 
@@ -355,6 +357,13 @@ class PluginHost:
             if not self._fusion_kernel:
                 self._fusion_kernel.append(self.first_result("ef_evaluation_fusion_kernel"))
             return self._fusion_kernel[0]
+
+    def qrels_pass(self) -> QrelsPass | None:
+        """The compiled first pass over plain qrels a plugin provides, if any (resolved once)."""
+        with self._lock:
+            if not self._qrels_pass:
+                self._qrels_pass.append(self.first_result("ef_evaluation_qrels_pass"))
+            return self._qrels_pass[0]
 
     def plugins(self) -> list[PluginInfo]:
         """Every loaded plugin: the built-ins first, in the order they register, then the others

@@ -41,7 +41,8 @@ __all__ = ["RetrieverRun", "describe_retriever", "plan_queries", "retriever_iden
 
 
 def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions) -> QueryPlan:
-    """The :class:`QueryPlan` of ``options``, their metrics looked up in the plugin registry.
+    """The :class:`QueryPlan` of ``options``, their metrics looked up in the plugin registry, with
+    a plugin's compiled first pass over plain qrels when one is installed.
 
     :raises ValueError: for an unknown metric name (before anything else is checked).
     """
@@ -52,6 +53,7 @@ def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions)
         k_values=options.k_values,
         ignore_identical_ids=options.ignore_identical_ids,
         judging=options.judging,
+        qrels_pass=HOST.qrels_pass(),
     )
 
 

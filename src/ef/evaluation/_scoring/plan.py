@@ -30,7 +30,7 @@ from ef.evaluation._scoring.ranked import (
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
-__all__ = ["SKIP_NO_POSITIVE", "SKIP_NO_TEXT", "QueryPlan", "digest", "fingerprint"]
+__all__ = ["SKIP_NO_POSITIVE", "SKIP_NO_TEXT", "QrelsPass", "QueryPlan", "digest", "fingerprint"]
 
 SKIP_NO_POSITIVE = "no positive judgement"
 SKIP_NO_TEXT = "no query text"
@@ -132,22 +132,37 @@ are shared between plans and never changed."""
 _KNOWN_QRELS_KEPT = 4
 
 
-def _known_plain(qrels: Qrels) -> tuple[str | None, dict[str, list[float]] | None]:
+QrelsPass = Callable[[Any], "tuple[bytes, dict[str, list[float]]] | None"]
+"""A plugin's compiled first pass over plain qrels (hook ``ef_evaluation_qrels_pass``):
+``(marshal.dumps(qrels, 2), plain_ideals(qrels))`` in one walk, or ``None`` when it declines."""
+
+
+def _known_plain(
+    qrels: Qrels, qrels_pass: QrelsPass | None = None
+) -> tuple[str | None, dict[str, list[float]] | None]:
     """The manifest's digest of ``qrels`` and each query's positive grades, descending, when
     ``qrels`` is plain (:func:`~ef.evaluation._scoring.judged.plain_ideals`); ``(None,
     None)`` otherwise: the caller then checks every judgement the careful way and digests
     through :func:`digest`.
+
+    ``qrels_pass``, when given and when it takes ``qrels``, gives both the digest's bytes and
+    the grades in one walk; otherwise marshal and :func:`plain_ideals` do it, each in its own.
     """
     value: Any = qrels
-    try:
-        written = marshal.dumps(value, _MARSHAL_VERSION)
-    except (ValueError, TypeError):  # not a dict, or something marshal cannot write
-        return None, None
+    passed = qrels_pass(value) if qrels_pass is not None else None
+    if passed is not None:
+        written, ideals = passed
+    else:
+        ideals = None
+        try:
+            written = marshal.dumps(value, _MARSHAL_VERSION)
+        except (ValueError, TypeError):  # not a dict, or something marshal cannot write
+            return None, None
     qrels_digest = DIGEST_PREFIX + hashlib.sha256(written).hexdigest()
     known = _KNOWN_QRELS.get(qrels_digest)
     if known is not None:
         return qrels_digest, known
-    known = plain_ideals(qrels)
+    known = plain_ideals(qrels) if ideals is None else ideals
     if known is None:
         return None, None
     while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
@@ -200,6 +215,7 @@ class QueryPlan:
     :param ignore_identical_ids: drop a doc whose id is the query's own id from each ranking.
     :param judging: the relevance level and ``judged_only`` (trec_eval ``-l``, ``-J``). A query
         with nothing relevant at the level is skipped.
+    :param qrels_pass: a plugin's compiled first pass over plain qrels, if any.
     :raises ValueError: for a bad cutoff, a NaN or infinite grade (naming the query and the
         doc), or when no query can be scored.
     :raises TypeError: for judgements that are not a mapping, a grade that is not a number, or
@@ -215,6 +231,7 @@ class QueryPlan:
         k_values: Iterable[int],
         ignore_identical_ids: bool = False,
         judging: Judging = DEFAULT_JUDGING,
+        qrels_pass: QrelsPass | None = None,
     ) -> None:
         families = [f for m in metrics if (f := getattr(m, "family", None)) is not None]
         core = [m for m in metrics if getattr(m, "family", None) is None]
@@ -241,7 +258,7 @@ class QueryPlan:
         self.ignore_identical_ids = ignore_identical_ids
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
-        self._qrels_digest, known = _known_plain(qrels)
+        self._qrels_digest, known = _known_plain(qrels, qrels_pass)
         self.plain = known is not None
         self.ideals: dict[str, list[float]] = known or {}
         if known is not None:

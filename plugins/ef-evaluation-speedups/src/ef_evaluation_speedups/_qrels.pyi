@@ -1,0 +1,3 @@
+from typing import Any
+
+def qrels_pass(qrels: Any, /) -> tuple[bytes, dict[str, list[float]]] | None: ...
