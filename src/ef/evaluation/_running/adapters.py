@@ -151,6 +151,8 @@ def _refuse(results: object) -> None:
 
 
 def _is_finite(value: object) -> bool:
+    if type(value) is float:  # the common case, without the numbers.Real check's cost
+        return value - value == 0.0  # NaN for a NaN or an infinity
     if not isinstance(value, numbers.Real):
         return False
     try:
