@@ -109,14 +109,8 @@ def outcome(call: Callable[[], Any]) -> Any:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def plugin() -> Iterator[None]:
-    """The plugin loaded as an installed distribution is (or registered, if deselected)."""
-    if HOST.manager.get_plugin(PLUGIN_NAME) is not None:
-        assert HOST.manager.get_plugin(PLUGIN_NAME) is ef_evaluation_speedups
-        yield
-        return
-    with registered_plugin(ef_evaluation_speedups, name=PLUGIN_NAME):
-        yield
+def plugin(speedups_loaded: None) -> None:
+    """Every test here runs with the plugin loaded (conftest.py)."""
 
 
 @contextlib.contextmanager

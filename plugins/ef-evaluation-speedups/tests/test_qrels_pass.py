@@ -28,7 +28,6 @@ from ef.evaluation.testing import registered_plugin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ef_evaluation_speedups
 from ef_evaluation_speedups import _qrels, qrels_pass
 
 PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
@@ -99,14 +98,8 @@ def assert_as_python(qrels: Any) -> None:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def plugin() -> Iterator[None]:
-    """The plugin loaded as an installed distribution is (or registered, if deselected)."""
-    if HOST.manager.get_plugin(PLUGIN_NAME) is not None:
-        assert HOST.manager.get_plugin(PLUGIN_NAME) is ef_evaluation_speedups
-        yield
-        return
-    with registered_plugin(ef_evaluation_speedups, name=PLUGIN_NAME):
-        yield
+def plugin(speedups_loaded: None) -> None:
+    """Every test here runs with the plugin loaded (conftest.py)."""
 
 
 @pytest.fixture(autouse=True)
