@@ -51,16 +51,19 @@ def _words(rng: random.Random, count: int) -> list[str]:
     return [f"w{index}" for index in rng.choices(range(VOCABULARY), weights, k=count)]
 
 
-def workload(seed: int = 27) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
-    """The corpus, the queries and one judged document per query."""
+def workload(
+    seed: int = 27, queries_count: int = QUERIES
+) -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
+    """The corpus (the same whatever ``queries_count``), the queries and one judged document
+    per query."""
     rng = random.Random(seed)
     lengths = [rng.randint(20, 80) for _ in range(DOCUMENTS)]
     words = iter(_words(rng, sum(lengths)))
     corpus = {
         f"doc{i}": " ".join(next(words) for _ in range(length)) for i, length in enumerate(lengths)
     }
-    queries = {f"q{i}": " ".join(_words(rng, rng.randint(2, 5))) for i in range(QUERIES)}
-    qrels = {f"q{i}": {f"doc{rng.randrange(DOCUMENTS)}": 1} for i in range(QUERIES)}
+    queries = {f"q{i}": " ".join(_words(rng, rng.randint(2, 5))) for i in range(queries_count)}
+    qrels = {f"q{i}": {f"doc{rng.randrange(DOCUMENTS)}": 1} for i in range(queries_count)}
     return corpus, queries, qrels
 
 
@@ -112,6 +115,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
+        "--queries",
+        type=int,
+        default=QUERIES,
+        help=f"queries per timed evaluation (default {QUERIES}); more make each run longer than "
+        "its fixed costs and the machine's hiccups",
+    )
+    parser.add_argument(
         "--per-replica",
         type=int,
         default=4,
@@ -132,7 +142,7 @@ def main() -> None:
     from ef.source_manager import ingest, load_index
     from ef_evaluation_ray import RayRetriever
 
-    corpus, queries, qrels = workload()
+    corpus, queries, qrels = workload(queries_count=arguments.queries)
     folder = arguments.cache_dir / "bm25-100k"
     started = time.perf_counter()
     index = ingest(corpus, index_dir=folder)
