@@ -21,6 +21,7 @@ import pytest
 
 from ef.evaluation.cli import COMMANDS, main
 from ef.evaluation.cli._common import CliError
+from foreground import FOREGROUND
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 INTERRUPTED = "ef-eval: interrupted\n"
@@ -134,6 +135,7 @@ def test_a_real_sigint_at_any_moment_of_start_up_never_shows_a_traceback(delay):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        **FOREGROUND,
     )
     assert process.stderr is not None
     assert process.stderr.readline() == "ready\n"
@@ -158,7 +160,12 @@ def test_a_sigint_after_the_command_returned_leaves_its_exit_code_and_output():
     )
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        **FOREGROUND,
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)

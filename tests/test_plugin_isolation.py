@@ -26,6 +26,7 @@ from ef.evaluation import (
 )
 from ef.evaluation._plugins import HOST
 from ef.evaluation.testing import registered_plugin
+from foreground import FOREGROUND
 from plugin_venvs import FIXTURES, ROOT, build_venv, environment, outside_checkout, run, scripts
 
 PLUGINS = ("exit_at_import", "exit_in_hook", "print_at_import", "bad_reader")
@@ -91,6 +92,7 @@ def ef_eval(
         check=False,
         env=environment(selection),
         **outside_checkout(python),
+        **FOREGROUND,  # the plugin's Ctrl-C must reach it, however the suite was started
     )
 
 
@@ -241,6 +243,7 @@ def test_ctrl_c_while_a_plugin_imports_is_not_a_plugin_failure(venv_python):
         [venv_python, "-c", probe],
         env=environment("interrupt_at_import"),
         **outside_checkout(venv_python),
+        **FOREGROUND,
     )
     assert output == "interrupted\n"
 
