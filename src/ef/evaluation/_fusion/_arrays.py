@@ -70,22 +70,12 @@ _SHIFT_SCALE: dict[str, Callable[[Ranking], tuple[float, float]]] = {
 }
 
 
-def _norm_name(norm: NormEntry | None) -> str | None:
-    """The built-in normalisation ``norm`` is (by its function), or ``"?"`` for another."""
-    if norm is None:
-        return None
-    for name, (fn, _) in norms.BUILTIN_NORMALIZATIONS.items():
-        if norm.fn is fn:
-            return name
-    return "?"
-
-
 def array_kernel(
     entry: MethodEntry, norm: NormEntry | None, options: Mapping[str, Any]
 ) -> ArrayKernel | None:
     """The numpy kernel for ``entry`` under ``norm`` with ``options``, or ``None`` (no numpy,
     or a method or normalisation this module does not cover)."""
-    norm_name = _norm_name(norm)
+    norm_name = norms.builtin_name(norm)
     fn = entry.fn
     if fn is methods.rrf or fn is methods.rbc:
         if norm_name not in (None, "none", *_SHIFT_SCALE):  # these keep each run's order

@@ -34,18 +34,8 @@ _RANKED: dict[Callable[..., Any], tuple[str, str]] = {
     methods.rbc: ("rbc", "phi"),
 }
 # Increasing maps of each run's scores: a rank-based method's values do not depend on them.
-_KEEPS_ORDER = ("none", "min-max", "max", "sum")
-_KERNEL_NORMS = {"none": None, "min-max": "min-max", "max": "max"}
-
-
-def _norm_name(norm: NormEntry | None) -> str | None:
-    """The built-in normalisation ``norm`` is (by its function), or ``None`` for another."""
-    if norm is None:
-        return "none"
-    for name, (fn, _) in norms.BUILTIN_NORMALIZATIONS.items():
-        if norm.fn is fn:
-            return name
-    return None
+_KEEPS_ORDER = (None, "none", "min-max", "max", "sum")
+_KERNEL_NORMS = {None: None, "none": None, "min-max": "min-max", "max": "max"}
 
 
 def _depth(runs: Sequence[Any]) -> int | None:
@@ -61,7 +51,7 @@ def _arguments(
 ) -> dict[str, Any] | None:
     """The kernel's keyword arguments for ``entry`` under ``norm``, or ``None`` when it does not
     cover them. ``depth`` is the longest ranking, for a rank-based method's table."""
-    norm_name = _norm_name(norm)
+    norm_name = norms.builtin_name(norm)
     ranked = _RANKED.get(entry.fn)
     if ranked is not None:
         if norm_name not in _KEEPS_ORDER or depth is None or set(options) != {ranked[1]}:

@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import sub, truediv
 
+from ef.evaluation._fusion._entries import NormEntry
 from ef.evaluation._fusion._inputs import Ranking
 
-__all__ = ["BUILTIN_NORMALIZATIONS", "KEEPS_ORDER", "ORDER_BASED", "candidates"]
+__all__ = ["BUILTIN_NORMALIZATIONS", "KEEPS_ORDER", "ORDER_BASED", "builtin_name", "candidates"]
 
 _FLOOR = 1e-9
 
@@ -142,3 +143,14 @@ BUILTIN_NORMALIZATIONS: dict[str, tuple[NormFn, str]] = {
 
 ORDER_BASED = frozenset({"rank", "borda"})
 """The normalisations that read only each run's order, never its scores."""
+
+
+def builtin_name(norm: NormEntry | None) -> str | None:
+    """Which built-in normalisation ``norm`` is (by its function, so a plugin's of the same
+    name is not one): its name, ``None`` for no normalisation, ``"?"`` for any other."""
+    if norm is None:
+        return None
+    for name, (fn, _) in BUILTIN_NORMALIZATIONS.items():
+        if norm.fn is fn:
+            return name
+    return "?"

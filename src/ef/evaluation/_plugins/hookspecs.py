@@ -8,6 +8,8 @@ from typing import Any, Protocol
 
 import pluggy
 
+from ef.evaluation._scoring.plan import QrelsPass
+
 __all__ = ["PROJECT", "FusionKernel", "QrelsPass", "TrecRunParser", "hookimpl", "hookspec"]
 
 PROJECT = "ef.evaluation"
@@ -129,12 +131,6 @@ def ef_evaluation_fusion_kernel() -> FusionKernel | None:
     score that is not a finite ``float`` or ``int``, an unknown ``norm``, a fused score that is
     not finite.
     """
-
-
-class QrelsPass(Protocol):
-    """A compiled first pass over plain qrels: see :func:`ef_evaluation_qrels_pass`."""
-
-    def __call__(self, qrels: Any, /) -> tuple[bytes, dict[str, list[float]]] | None: ...
 
 
 @hookspec(firstresult=True)

@@ -70,9 +70,7 @@ class PluginHost:
         self._origins: dict[str, tuple[str | None, str | None, bool]] = {}
         self._registry: Registry | None = None
         self._doc_id_getters: dict[type, Callable[[Any], str] | None] = {}
-        self._trec_run_parser: list[TrecRunParser | None] = []  # empty until resolved
-        self._fusion_kernel: list[FusionKernel | None] = []  # empty until resolved
-        self._qrels_pass: list[QrelsPass | None] = []  # empty until resolved
+        self._resolved: dict[str, Any] = {}  # hook name → the first plugin's answer, once asked
 
     # loading
 
@@ -208,9 +206,7 @@ class PluginHost:
     def _invalidate(self) -> None:
         self._registry = None
         self._doc_id_getters.clear()
-        self._trec_run_parser.clear()
-        self._fusion_kernel.clear()
-        self._qrels_pass.clear()
+        self._resolved.clear()
 
     # calling hooks one implementation at a time, so one plugin's error is only its own
 
@@ -343,27 +339,28 @@ class PluginHost:
                 return str(impl.plugin_name)
         return "?"
 
+    def _resolved_once(self, hook_name: str) -> Any:
+        """The first plugin's answer to ``hook_name`` (a hook taking no arguments), asked once
+        until the plugins change."""
+        with self._lock:
+            if hook_name not in self._resolved:
+                self._resolved[hook_name] = self.first_result(hook_name)
+            return self._resolved[hook_name]
+
     def trec_run_parser(self) -> TrecRunParser | None:
         """The TREC run parser a plugin provides, if any (resolved once)."""
-        with self._lock:
-            if not self._trec_run_parser:
-                parser = self.first_result("ef_evaluation_trec_run_parser")
-                self._trec_run_parser.append(parser)
-            return self._trec_run_parser[0]
+        parser: TrecRunParser | None = self._resolved_once("ef_evaluation_trec_run_parser")
+        return parser
 
     def fusion_kernel(self) -> FusionKernel | None:
         """The compiled fusion kernel a plugin provides, if any (resolved once)."""
-        with self._lock:
-            if not self._fusion_kernel:
-                self._fusion_kernel.append(self.first_result("ef_evaluation_fusion_kernel"))
-            return self._fusion_kernel[0]
+        kernel: FusionKernel | None = self._resolved_once("ef_evaluation_fusion_kernel")
+        return kernel
 
     def qrels_pass(self) -> QrelsPass | None:
         """The compiled first pass over plain qrels a plugin provides, if any (resolved once)."""
-        with self._lock:
-            if not self._qrels_pass:
-                self._qrels_pass.append(self.first_result("ef_evaluation_qrels_pass"))
-            return self._qrels_pass[0]
+        qrels_pass: QrelsPass | None = self._resolved_once("ef_evaluation_qrels_pass")
+        return qrels_pass
 
     def plugins(self) -> list[PluginInfo]:
         """Every loaded plugin: the built-ins first, in the order they register, then the others
