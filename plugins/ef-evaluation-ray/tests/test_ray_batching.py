@@ -103,6 +103,23 @@ async def test_one_failing_query_fails_alone_in_its_batch(picky: RayRetriever) -
         assert [(h.doc_id, h.score) for h in found[position]] == expected(queries[position], 5)
 
 
+@pytest.mark.anyio
+async def test_by_default_a_call_carries_up_to_32_searches() -> None:
+    # Ray's side of a call costs the driver about as much CPU as a millisecond's search:
+    # calls of up to 32 let 2 replicas on 2 cores answer ~1.7x what one does (bench_ray.py).
+    retriever = RayRetriever(functools.partial(ingest, CORPUS), num_cpus=0.5).start()
+    queries = [QUERIES[f"q{i % 12}"] for i in range(70)]
+    try:
+        found = await search_together(retriever, queries)
+    finally:
+        retriever.shutdown()
+    assert retriever.max_batch == 32
+    assert retriever._batches.calls == 3  # 32 and 32 sent at once (2 in flight), then 6
+    answers = {query: expected(query, 5) for query in set(queries)}
+    for query, hits in zip(queries, found, strict=True):
+        assert [(hit.doc_id, hit.score) for hit in hits] == answers[query]
+
+
 def test_batched_evaluation_equals_the_in_process_one_and_one_per_call_too() -> None:
     local = evaluate_retrieval(ingest(CORPUS), QRELS, QUERIES, **OPTIONS)
     for max_batch, calls in ((4, 3), (1, 12)):

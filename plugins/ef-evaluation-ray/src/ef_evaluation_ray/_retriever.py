@@ -82,7 +82,7 @@ class RayRetriever:
         num_gpus: float = 0,
         actor_concurrency: int = 1,
         max_restarts: int = 3,
-        max_batch: int = 16,
+        max_batch: int = 32,
         retriever_id: str | None = None,
     ) -> None:
         if not callable(factory):
