@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
 import random
 import statistics
@@ -117,22 +118,15 @@ def _timed_evaluation(retriever: Any, queries: Any, qrels: Any, concurrency: int
     return time.perf_counter() - started
 
 
-def overhead(
-    retriever: Any,
-    index: Any,
-    queries: dict[str, str],
-    qrels: Any,
-    in_process: list[float],
-    through_ray: list[float],
-    batched: list[float],
-    beside: list[float],
-) -> None:
-    """One search at a time through a replica, beside the same search in-process; then actor
-    calls of 4 searches, as micro-batching sends them, beside the same 4 in-process."""
+def overhead(retriever: Any, index: Any, texts: list[str]) -> dict[str, float]:
+    """Medians, in ms per search: one search at a time through a replica (``ray``) beside the
+    same search in-process (``local``, with its ``local_mean``); then actor calls of 4
+    searches as micro-batching sends them (``batched``) beside the same 4 in-process
+    (``beside``)."""
     import ray
 
     replica = retriever._actors()[0]
-    texts = list(queries.values())
+    in_process, through_ray, batched, beside = [], [], [], []
     for text in texts[:50]:  # warm both paths up
         index.search(text, limit=10, per_document=True)
         ray.get(replica.search.remote(text, 10))
@@ -152,6 +146,13 @@ def overhead(
         ray.get(replica.search_batch.remote([(text, 10) for text in chunk]))
         beside.append((tock - tick) / 4)
         batched.append((time.perf_counter() - tock) / 4)
+    return {
+        "local": statistics.median(in_process) * 1e3,
+        "local_mean": statistics.fmean(in_process) * 1e3,
+        "ray": statistics.median(through_ray) * 1e3,
+        "batched": statistics.median(batched) * 1e3,
+        "beside": statistics.median(beside) * 1e3,
+    }
 
 
 def main() -> None:
@@ -219,17 +220,14 @@ def main() -> None:
         num_cpus=2,
         include_dashboard=False,
         _node_ip_address="127.0.0.1",
-        logging_level="warning",
+        logging_level=logging.WARNING,
         log_to_driver=False,
     )
     factory = functools.partial(load_index, folder)
     times: dict[int, list[float]] = {1: [], 2: []}
     spent: dict[int, dict[str, float]] = {1: {}, 2: {}}
     sent: dict[int, int] = {1: 0, 2: 0}
-    in_process: list[float] = []
-    through_ray: list[float] = []
-    batched: list[float] = []
-    beside: list[float] = []
+    costs: dict[str, float] = {}
     single: list[float] = []
     load = os.getloadavg()[0]
     for repeat in range(arguments.repeats):
@@ -253,7 +251,7 @@ def main() -> None:
                 f"{len(queries) / times[replicas][-1]:.0f} queries/s"
             )
             if replicas == 1 and repeat == 0:
-                overhead(retriever, index, queries, qrels, in_process, through_ray, batched, beside)
+                costs = overhead(retriever, index, list(queries.values()))
                 single.extend(
                     _timed_evaluation(retriever, dict(list(queries.items())[:100]), qrels, 1) / 100
                     for _ in range(arguments.repeats)
@@ -268,12 +266,8 @@ def main() -> None:
     calls = {replicas: count / answered for replicas, count in sent.items()}
     throughput = {replicas: len(queries) / statistics.median(t) for replicas, t in times.items()}
     ratios = [one / two for one, two in zip(times[1], times[2], strict=True)]
-    local = statistics.median(in_process) * 1e3
-    local_mean = statistics.fmean(in_process) * 1e3
-    remote = statistics.median(through_ray) * 1e3
+    local, remote = costs["local"], costs["ray"]
     runner = statistics.median(single) * 1e3
-    in_batches = statistics.median(batched) * 1e3
-    in_batches_local = statistics.median(beside) * 1e3
     ratio = statistics.median(ratios)
     print()
     print(f"load average (1 min) at the start and the end: {load:.1f}, {os.getloadavg()[0]:.1f}")
@@ -291,11 +285,11 @@ def main() -> None:
     print(f"| plain processes, no Ray: 1, 2 | {bare[1]:.0f} q/s, {bare[2]:.0f} q/s |")
     print(f"| ratio of plain processes (the machine's ceiling) | {bare_ratio:.2f}× |")
     print(f"| per query, in-process `index.search` (median) | {local:.2f} ms |")
-    print(f"| per query, in-process `index.search` (mean) | {local_mean:.2f} ms |")
+    print(f"| per query, in-process `index.search` (mean) | {costs['local_mean']:.2f} ms |")
     print(f"| per query, one actor call through Ray | {remote:.2f} ms |")
     print(
-        f"| per query, in actor calls of 4 searches | {in_batches:.2f} ms "
-        f"(in-process beside it: {in_batches_local:.2f} ms) |"
+        f"| per query, in actor calls of 4 searches | {costs['batched']:.2f} ms "
+        f"(in-process beside it: {costs['beside']:.2f} ms) |"
     )
     print(f"| per query, `evaluate_retrieval` through Ray, one at a time | {runner:.2f} ms |")
     print(f"| overhead of the trip through Ray | {remote - local:.2f} ms |")
