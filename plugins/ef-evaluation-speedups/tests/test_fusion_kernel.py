@@ -26,10 +26,8 @@ from ef.evaluation._fusion import _arrays
 from ef.evaluation._plugins import HOST
 from ef.evaluation.testing import registered_plugin
 
-import ef_evaluation_speedups
 from ef_evaluation_speedups import _fusion, fusion_kernel
-
-PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
+from speedups_switch import speedups_off
 
 Run = dict[str, Any]
 
@@ -116,18 +114,10 @@ def plugin(speedups_loaded: None) -> None:
 @contextlib.contextmanager
 def pure_python() -> Iterator[None]:
     """The plugin switched off and numpy hidden: ``fuse()`` takes its pure-Python path."""
-    plugin = HOST.manager.get_plugin(PLUGIN_NAME)
-    assert plugin is ef_evaluation_speedups
-    HOST.unregister(PLUGIN_NAME)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(_arrays, "numpy_or_none", lambda: None)
-            assert HOST.fusion_kernel() is None
-            yield
-    finally:
-        HOST.reset()  # loaded again as installed, or registered by hand where it was not
-        if HOST.manager.get_plugin(PLUGIN_NAME) is None:
-            HOST.register(plugin, PLUGIN_NAME)
+    with speedups_off(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_arrays, "numpy_or_none", lambda: None)
+        assert HOST.fusion_kernel() is None
+        yield
     assert HOST.fusion_kernel() is fusion_kernel
 
 

@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 
 from ef_evaluation_speedups import _qrels, qrels_pass
 
-PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
 LIMIT = 2**53
 
 # 1 to 5 UTF-8 bytes, several characters of 1 to 4 bytes each, control characters.

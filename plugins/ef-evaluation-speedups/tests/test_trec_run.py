@@ -31,7 +31,6 @@ from ef.evaluation._io import qrels as core_qrels
 from ef.evaluation._io import stream as core_stream
 from ef.evaluation._io.files import open_binary, open_text
 from ef.evaluation._plugins import HOST
-from ef.evaluation.testing import registered_plugin
 from hypothesis import (
     HealthCheck,
     assume,
@@ -46,8 +45,8 @@ from hypothesis import strategies as st
 import ef_evaluation_speedups
 from ef_evaluation_speedups import LineError, fast_float, parse_trec_run
 from ef_evaluation_speedups._trec_run import RunParser
+from speedups_switch import speedups_off
 
-PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
 CHUNK_SIZES = (1, 2, 3, 7, 64, ef_evaluation_speedups.CHUNK_SIZE)
 BOM = b"\xef\xbb\xbf"
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -231,33 +230,17 @@ def run_files(
 
 
 @pytest.fixture(scope="module", autouse=True)
-def plugin() -> Iterator[None]:
-    """The plugin loaded as an installed distribution is (or registered, if it was deselected)."""
-    if HOST.manager.get_plugin(PLUGIN_NAME) is not None:
-        assert HOST.manager.get_plugin(PLUGIN_NAME) is ef_evaluation_speedups
-        assert HOST.trec_run_parser() is parse_trec_run
-        yield
-        return
-    with registered_plugin(ef_evaluation_speedups, name=PLUGIN_NAME):
-        assert HOST.trec_run_parser() is parse_trec_run
-        yield
+def plugin(speedups_loaded: None) -> None:
+    """Every test here runs with the plugin loaded (conftest.py) and reading TREC runs."""
+    assert HOST.trec_run_parser() is parse_trec_run
 
 
 @contextlib.contextmanager
 def builtin_reader() -> Iterator[None]:
     """Switch the plugin off: ``read_trec_run`` uses its built-in pure-Python reader."""
-    plugin = HOST.manager.get_plugin(PLUGIN_NAME)
-    assert plugin is ef_evaluation_speedups
-    HOST.unregister(PLUGIN_NAME)
-    try:
+    with speedups_off():
         assert HOST.trec_run_parser() is None
         yield
-    finally:
-        # Loaded again as installed (its distribution and version known), as before the switch;
-        # registered by hand only where it was not loaded from its distribution.
-        HOST.reset()
-        if HOST.manager.get_plugin(PLUGIN_NAME) is None:
-            HOST.register(plugin, PLUGIN_NAME)
     assert HOST.trec_run_parser() is parse_trec_run
 
 
