@@ -155,26 +155,51 @@ def overhead(retriever: Any, index: Any, texts: list[str]) -> dict[str, float]:
     }
 
 
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
+    return number
+
+
+def _word_range(text: str) -> tuple[int, int]:
+    """``MIN-MAX`` words per query, e.g. ``8-12``."""
+    least, _, most = text.partition("-")
+    try:
+        bounds = int(least), int(most or least)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected MIN-MAX words, e.g. 8-12, got {text!r}"
+        ) from None
+    if not 1 <= bounds[0] <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"expected 1 <= MIN <= MAX, got {text!r}")
+    return bounds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=_positive, default=3)
     parser.add_argument(
         "--queries",
-        type=int,
+        type=_positive,
         default=QUERIES,
         help=f"queries per timed evaluation (default {QUERIES}); more make each run longer than "
         "its fixed costs and the machine's hiccups",
     )
     parser.add_argument(
         "--per-replica",
-        type=int,
+        type=_positive,
         default=32,
         help="the runner's max_concurrency per replica (default 32: calls of about 16 searches; "
         "the target asks for at least 4)",
     )
     parser.add_argument(
         "--query-words",
-        default="8-12",
+        type=_word_range,
+        default=(8, 12),
         help="words per query, MIN-MAX (default 8-12; 2-5 makes a search cost about 1 ms, as "
         "much as a call through Ray)",
     )
@@ -193,8 +218,9 @@ def main() -> None:
     from ef.source_manager import ingest, load_index
     from ef_evaluation_ray import RayRetriever
 
-    least, most = (int(part) for part in arguments.query_words.split("-"))
-    corpus, queries, qrels = workload(queries_count=arguments.queries, query_words=(least, most))
+    corpus, queries, qrels = workload(
+        queries_count=arguments.queries, query_words=arguments.query_words
+    )
     folder = arguments.cache_dir / "bm25-100k"
     started = time.perf_counter()
     index = ingest(corpus, index_dir=folder)
