@@ -14,6 +14,7 @@ nothing it prints lands in pytest's report.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -26,14 +27,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LINTED = ("src", "tests", "plugins", "benchmarks")
-MYPY_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ef-evaluation"
-"""mypy's cache lives in the user's cache, beside ranx's kernels (``tests/ranx_cache.py``): a
-fresh clone on a machine that ran the suite before checks again only what changed (mypy tells a
+MYPY_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "ef-evaluation"
+    / "mypy"
+    / hashlib.sha256(str(ROOT).encode()).hexdigest()[:16]
+)
+"""mypy's cache lives in the user's cache, beside ranx's kernels (``tests/ranx_cache.py``), in a
+folder of its own per checkout (keyed by the checkout's path): two clones checked at once never
+share one, and a checkout that ran the suite before checks again only what changed (mypy tells a
 cached module by its source's hash when the file's time differs)."""
 CHECKS: dict[str, tuple[str, ...]] = {
     "ruff-check": ("ruff", "check", *LINTED),
     "ruff-format": ("ruff", "format", "--check", *LINTED),
-    "mypy-strict": ("mypy", "--cache-dir", str(MYPY_CACHE / "mypy")),
+    "mypy-strict": ("mypy", "--cache-dir", str(MYPY_CACHE)),
 }
 """Each check's name and its command, run as ``python -m COMMAND`` from the repository root."""
 
