@@ -13,6 +13,9 @@ from hypothesis import settings
 
 from background_checks import BackgroundChecks
 
+# The limits that keep the run finishing: stuck tests fail as themselves (tests/suite_limits.py).
+pytest_plugins = ("suite_limits",)
+
 # Property tests check behaviour, not speed (benchmarks do that): on a shared, loaded machine a
 # per-example deadline only adds noise.
 settings.register_profile("ef-evaluation", deadline=None)

@@ -1,0 +1,192 @@
+"""Limits that keep the suite finishing: a stuck test fails as itself and the run goes on.
+
+Three layers, each far above the one before it, so the innermost that can end a stuck test does:
+
+1. **Inside the event loop** (async tests): the test's coroutine runs under
+   ``anyio.fail_after`` at :data:`LOOP_SHARE` of the test's timeout. A test waiting forever on
+   trio or asyncio fails with ``TimeoutError`` and its own traceback. (pytest-timeout's signal
+   is no help there: raised while trio waits for I/O, it lands in trio's run loop, not in the
+   test, and did not end it.)
+2. **pytest-timeout's signal** (``timeout_method = "signal"``): sync code, and async code stuck
+   outside the loop's control, fails as that test at its timeout.
+3. **A whole-worker backstop**: ``faulthandler`` ends the worker process at
+   :data:`BACKSTOP_FACTOR` × the timeout + :data:`BACKSTOP_SLACK` seconds, with every thread's
+   traceback, for code that holds the interpreter where no signal is handled (C code that never
+   returns). pytest-xdist reports the test the worker was running as failed and starts a new
+   worker (``--max-worker-restart``).
+
+And the run as a whole: the process pytest was started as interrupts itself after
+``EF_EVALUATION_SUITE_TIMEOUT`` seconds (:data:`DEFAULT_SUITE_TIMEOUT` when unset, ``0`` for
+none), which ends the run the way Ctrl-C does, with its summary; if that does not end it within
+:data:`SUITE_GRACE` seconds, the process exits with status 3 after writing every thread's
+traceback. A run can never wait forever, whatever its workers do.
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``); another pytest run can load it with
+``-p suite_limits`` when ``tests`` is on its path.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import inspect
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+import pytest
+
+LOOP_SHARE = 0.85
+"""The share of a test's timeout its event loop gets before ``fail_after`` fails it."""
+
+BACKSTOP_FACTOR = 2
+BACKSTOP_SLACK = 60.0
+"""The whole-worker backstop: ``BACKSTOP_FACTOR`` × the test's timeout + ``BACKSTOP_SLACK``
+(the ``backstop_slack`` setting)."""
+
+SUITE_TIMEOUT_VARIABLE = "EF_EVALUATION_SUITE_TIMEOUT"
+DEFAULT_SUITE_TIMEOUT = 3600.0
+"""An hour: six to ten times a whole run on a quiet 2-core machine, under CI's 90 minutes."""
+
+SUITE_GRACE = 120.0
+"""How long the interrupted run has to end with its summary before it is ended outright."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "backstop_slack",
+        f"seconds the whole-worker backstop adds to {BACKSTOP_FACTOR} x a test's timeout",
+        default=str(BACKSTOP_SLACK),
+    )
+
+
+_stderr: list[int] = []
+"""The process's own standard error, as it was before pytest captured it (set at configure)."""
+
+
+def _uncaptured_stderr(config: pytest.Config) -> int:
+    """A descriptor of standard error as pytest found it: what a test prints is captured and
+    lost with a process that is ended, so the backstop's tracebacks and the run limit's words
+    go there instead (pytest's capture keeps a copy of the original descriptor)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    err = getattr(getattr(capture, "_global_capturing", None), "err", None)
+    saved = getattr(err, "targetfd_save", None)
+    return saved if isinstance(saved, int) else sys.__stderr__.fileno()
+
+
+def _say(text: str) -> None:
+    os.write(_stderr[0] if _stderr else 2, text.encode())
+
+
+def item_timeout(item: pytest.Item) -> float:
+    """The test's timeout in seconds, as pytest-timeout reads it: its ``timeout`` marker, else
+    the ``timeout`` setting; ``0`` for none."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+        if value is not None:
+            return float(value)
+    try:
+        return float(item.config.getini("timeout") or 0)
+    except ValueError:  # pytest-timeout not installed: no ini key
+        return 0.0
+
+
+def _limited(test: Callable[..., Any], seconds: float) -> Callable[..., Any]:
+    """``test`` (a coroutine function) run under ``anyio.fail_after(seconds)``."""
+    import anyio
+
+    @functools.wraps(test)
+    async def limited(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with anyio.fail_after(seconds) as scope:
+                return await test(*args, **kwargs)
+        except TimeoutError as error:
+            if not scope.cancelled_caught:
+                raise  # the test's own TimeoutError
+            raise TimeoutError(
+                f"{test.__name__} ran past {seconds:g} s inside its event loop "
+                f"({LOOP_SHARE:.0%} of its timeout): stuck where the traceback above ends"
+            ) from error
+
+    return limited
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Run an async test's coroutine under the in-loop limit (anyio's plugin then runs it)."""
+    timeout = item_timeout(pyfuncitem)
+    original = pyfuncitem.obj
+    if (
+        timeout > 0
+        and "anyio_backend" in pyfuncitem.funcargs
+        and inspect.iscoroutinefunction(original)
+    ):
+        pyfuncitem.obj = _limited(original, timeout * LOOP_SHARE)
+        try:
+            return (yield)
+        finally:
+            pyfuncitem.obj = original
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Arm the whole-worker backstop for the test's setup, call and teardown."""
+    timeout = item_timeout(item)
+    if timeout <= 0:
+        return (yield)
+    slack = float(item.config.getini("backstop_slack"))
+    faulthandler.dump_traceback_later(
+        timeout * BACKSTOP_FACTOR + slack, exit=True, file=_stderr[0] if _stderr else 2
+    )
+    try:
+        return (yield)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def suite_timeout() -> float:
+    """``EF_EVALUATION_SUITE_TIMEOUT`` in seconds (:data:`DEFAULT_SUITE_TIMEOUT` when unset)."""
+    text = os.environ.get(SUITE_TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_SUITE_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        raise pytest.UsageError(
+            f"{SUITE_TIMEOUT_VARIABLE}={text!r}: expected a number of seconds (0 for no limit)"
+        ) from None
+    if value < 0:
+        raise pytest.UsageError(f"{SUITE_TIMEOUT_VARIABLE}={text!r}: expected 0 or more seconds")
+    return value
+
+
+def _end_run_after(seconds: float) -> None:
+    """Interrupt the main thread after ``seconds``; exit outright if that does not end the run."""
+    time.sleep(seconds)
+    _say(f"\n{SUITE_TIMEOUT_VARIABLE}: the run passed {seconds:g} s; ending it with its summary\n")
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(SUITE_GRACE)
+    _say(f"\n{SUITE_TIMEOUT_VARIABLE}: the run did not end {SUITE_GRACE:g} s after its interrupt\n")
+    faulthandler.dump_traceback(file=_stderr[0] if _stderr else 2, all_threads=True)
+    os._exit(3)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process pytest was started as (not in a pytest-xdist worker), start the run's
+    outer limit."""
+    _stderr[:] = [_uncaptured_stderr(config)]
+    seconds = suite_timeout()
+    if hasattr(config, "workerinput") or seconds == 0:
+        return
+    # Started as a background job, the run inherits SIGINT ignored: the limit needs Ctrl-C's
+    # own handling (KeyboardInterrupt, then pytest's summary).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Thread(
+        target=_end_run_after, args=(seconds,), name="ef-suite-limit", daemon=True
+    ).start()

@@ -1,0 +1,191 @@
+"""The suite finishes: a stuck test fails as itself and the run goes on (tests/suite_limits.py).
+
+Each test runs an inner pytest in a subprocess, on a test file made here, with the limits this
+suite uses (``-p suite_limits``) and short timeouts.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+CONFTEST = """
+import pytest
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request):
+    return request.param
+"""
+
+STUCK = """
+import time
+
+import anyio
+import pytest
+
+
+def test_before():
+    assert 1 + 1 == 2
+
+
+def test_sync_code_waits_forever():
+    time.sleep(10**6)
+
+
+@pytest.mark.anyio
+async def test_a_loop_waits_forever(anyio_backend):
+    await anyio.sleep_forever()
+
+
+@pytest.mark.anyio
+async def test_a_loop_finishes(anyio_backend):
+    await anyio.sleep(0)
+
+
+def test_after():
+    assert "run goes on"
+"""
+
+
+def inner_run(
+    folder: Path, test_source: str, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    (folder / "conftest.py").write_text(CONFTEST)
+    (folder / "test_inner.py").write_text(test_source)
+    (folder / "pytest.ini").write_text(
+        "[pytest]\ntimeout = 3\ntimeout_method = signal\nbackstop_slack = 2\n"
+        "filterwarnings = error\n"
+    )
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(TESTS)}
+    environment.pop("EF_EVALUATION_CHECKS_DIR", None)
+    environment.pop("PYTEST_XDIST_WORKER", None)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "suite_limits",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "-rA",
+            *options,
+            str(folder),
+        ],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+def outcomes(output: str) -> dict[str, str]:
+    """Each test's outcome from pytest's ``-rA`` summary lines."""
+    found = {}
+    for line in output.splitlines():
+        for outcome in ("PASSED", "FAILED", "ERROR"):
+            if line.startswith(outcome + " "):
+                found[line.split()[1].split("::", 1)[1]] = outcome
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_each_stuck_test_fails_as_itself_and_the_others_pass(tmp_path: Path) -> None:
+    result = inner_run(tmp_path, STUCK, "-p", "no:xdist")
+    found = outcomes(result.stdout)
+    assert found == {
+        "test_before": "PASSED",
+        "test_sync_code_waits_forever": "FAILED",
+        "test_a_loop_waits_forever[asyncio]": "FAILED",
+        "test_a_loop_waits_forever[trio]": "FAILED",
+        "test_a_loop_finishes[asyncio]": "PASSED",
+        "test_a_loop_finishes[trio]": "PASSED",
+        "test_after": "PASSED",
+    }, result.stdout + result.stderr
+    assert result.returncode == 1
+    assert "3 failed, 4 passed" in result.stdout
+    # The loop's own limit failed the async tests, inside the test, with their tracebacks.
+    assert (
+        result.stdout.count("test_a_loop_waits_forever ran past 2.55 s inside its event loop") == 2
+    )
+    assert "await anyio.sleep_forever()" in result.stdout
+    # The signal failed the sync test where it waited.
+    assert "Failed: Timeout (>3.0s) from pytest-timeout" in result.stdout
+    assert "time.sleep(10**6)" in result.stdout
+
+
+@pytest.mark.timeout(300)
+def test_a_worker_no_signal_reaches_is_ended_and_replaced_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    source = """
+import signal
+import time
+
+
+def test_first():
+    assert True
+
+
+def test_holds_its_worker_where_no_signal_is_handled():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(10**6)
+
+
+def test_last():
+    assert True
+"""
+    result = inner_run(tmp_path, source, "-n", "1", "--max-worker-restart=2")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    # The backstop (2 x 3 s + 2 s) ended the worker with every thread's traceback; pytest-xdist
+    # reported the test it was running and a new worker ran the rest.
+    assert "Timeout (0:00:08)!" in output
+    assert "test_holds_its_worker_where_no_signal_is_handled" in output
+    assert "replacing crashed worker" in output
+    assert "1 failed, 2 passed" in result.stdout
+
+
+@pytest.mark.timeout(300)
+def test_the_whole_run_ends_with_its_summary_at_its_limit(tmp_path: Path) -> None:
+    source = """
+import time
+
+import pytest
+
+
+def test_before():
+    assert True
+
+
+@pytest.mark.timeout(0)
+def test_waits_past_the_runs_limit():
+    time.sleep(10**6)
+"""
+    result = inner_run(tmp_path, source, "-p", "no:xdist", env={"EF_EVALUATION_SUITE_TIMEOUT": "5"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "EF_EVALUATION_SUITE_TIMEOUT: the run passed 5 s" in result.stderr
+    assert "KeyboardInterrupt" in result.stdout
+    assert "1 passed" in result.stdout
+
+
+def test_a_suite_limit_that_is_not_a_number_is_refused(tmp_path: Path) -> None:
+    result = inner_run(
+        tmp_path,
+        "def test_x():\n    pass\n",
+        "-p",
+        "no:xdist",
+        env={"EF_EVALUATION_SUITE_TIMEOUT": "an hour"},
+    )
+    assert result.returncode == 4
+    assert "EF_EVALUATION_SUITE_TIMEOUT='an hour': expected a number of seconds" in (result.stderr)
