@@ -1,4 +1,5 @@
-"""One persistent cache of ranx's compiled numba kernels, shared by every test module using ranx.
+"""One persistent cache of ranx's compiled numba kernels, shared by every test module using ranx,
+and one of ranx's outputs for the test modules' fixtures (:func:`cached_outputs`).
 
 ranx compiles its numba kernels on first use (minutes of CPU for the fusion kernels on a fresh
 install). Numba keeps a compiled kernel beside the installed source, or under a hash of the
@@ -15,12 +16,18 @@ is imported.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
+import pickle
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
-__all__ = ["kernel_cache_root", "share_ranx_kernel_cache"]
+__all__ = ["cached_outputs", "kernel_cache_root", "share_ranx_kernel_cache"]
+
+T = TypeVar("T")
 
 
 def kernel_cache_root() -> Path:
@@ -85,3 +92,41 @@ def share_ranx_kernel_cache() -> None:
             return locator
 
     locators.insert(0, ModuleCacheLocator)
+
+
+def cached_outputs(module_file: str, inputs: object, compute: Callable[[], T]) -> T:
+    """What ``compute`` returns (ranx's outputs for a test module's fixture), kept in the user's
+    cache under a key of their content, so a run after the first pays none of ranx's time.
+
+    The key is the SHA-256 of the test module's source (which holds the fixture's calls and
+    parameters), ``repr(inputs)`` (the runs and judgements ranx is given), and the versions of
+    ranx, numba and numpy: change any of them and ranx runs again. The file is written to a
+    temporary name and moved into place, so two runs sharing the cache never read half a file.
+
+    :param module_file: the test module's ``__file__``.
+    :param inputs: everything ranx is given, as plain data.
+    :param compute: makes the outputs (picklable plain data) when the cache has none.
+    """
+    key = hashlib.sha256()
+    key.update(Path(module_file).read_bytes())
+    key.update(repr(inputs).encode())
+    for package in ("ranx", "numba", "numpy"):
+        key.update(f"{package}=={importlib.metadata.version(package)}".encode())
+    folder = kernel_cache_root().parent / "ranx-outputs"
+    path = folder / f"{Path(module_file).stem}-{key.hexdigest()[:32]}.pickle"
+    try:
+        with path.open("rb") as cached:
+            return cast(T, pickle.load(cached))
+    except (OSError, EOFError, pickle.UnpicklingError):
+        pass
+    outputs = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            pickle.dump(outputs, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return outputs

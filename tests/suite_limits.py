@@ -41,7 +41,8 @@ from typing import Any
 import pytest
 
 LOOP_SHARE = 0.85
-"""The share of a test's timeout its event loop gets before ``fail_after`` fails it."""
+"""The share of a test's timeout its event loop gets before ``fail_after`` fails it (the
+``loop_share`` setting)."""
 
 BACKSTOP_FACTOR = 2
 BACKSTOP_SLACK = 60.0
@@ -57,6 +58,11 @@ SUITE_GRACE = 120.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "loop_share",
+        "the share of an async test's timeout its event loop gets before fail_after fails it",
+        default=str(LOOP_SHARE),
+    )
     parser.addini(
         "backstop_slack",
         f"seconds the whole-worker backstop adds to {BACKSTOP_FACTOR} x a test's timeout",
@@ -96,7 +102,7 @@ def item_timeout(item: pytest.Item) -> float:
         return 0.0
 
 
-def _limited(test: Callable[..., Any], seconds: float) -> Callable[..., Any]:
+def _limited(test: Callable[..., Any], seconds: float, share: float) -> Callable[..., Any]:
     """``test`` (a coroutine function) run under ``anyio.fail_after(seconds)``."""
     import anyio
 
@@ -110,7 +116,7 @@ def _limited(test: Callable[..., Any], seconds: float) -> Callable[..., Any]:
                 raise  # the test's own TimeoutError
             raise TimeoutError(
                 f"{test.__name__} ran past {seconds:g} s inside its event loop "
-                f"({LOOP_SHARE:.0%} of its timeout): stuck where the traceback above ends"
+                f"({share:.0%} of its timeout): stuck where the traceback above ends"
             ) from error
 
     return limited
@@ -126,7 +132,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         and "anyio_backend" in pyfuncitem.funcargs
         and inspect.iscoroutinefunction(original)
     ):
-        pyfuncitem.obj = _limited(original, timeout * LOOP_SHARE)
+        share = float(pyfuncitem.config.getini("loop_share"))
+        pyfuncitem.obj = _limited(original, timeout * share, share)
         try:
             return (yield)
         finally:

@@ -28,7 +28,7 @@ import pytest
 from ef.evaluation import fuse, optimize_fusion, registry
 from ef.evaluation._fusion._inputs import prepare_runs
 from ef.evaluation._fusion.methods import condorcet_order
-from ranx_cache import kernel_cache_root, share_ranx_kernel_cache
+from ranx_cache import cached_outputs, kernel_cache_root, share_ranx_kernel_cache
 
 # Before anything imports ranx: numba places a kernel's cache when ranx decorates it, and the
 # fusion kernels take minutes to compile in a fresh environment (tests/ranx_cache.py).
@@ -120,7 +120,14 @@ def cases() -> Iterator[tuple[int, str, str]]:
 
 @pytest.fixture(scope="module")
 def ranx_outputs() -> dict[str, Any]:
-    """Every ranx call of this module, made once: fused runs, normalised runs, grid searches."""
+    """Every ranx call of this module, made once and kept in the user's cache under a key of
+    this module's source, its inputs and ranx's version (``tests/ranx_cache.py``)."""
+    inputs = ([generated(seed) for seed in SEEDS], optimization_input())
+    return cached_outputs(__file__, inputs, ranx_calls)
+
+
+def ranx_calls() -> dict[str, Any]:
+    """Every ranx call of this module: fused runs, normalised runs, grid searches."""
     from numba.core.errors import NumbaTypeSafetyWarning
     from ranx import Qrels, Run
     from ranx import fuse as ranx_fuse
@@ -439,7 +446,16 @@ def test_bayesfuse_past_rank_1000_adds_the_odds_of_a_missing_doc():
     assert fused["q"]["d1000"] == pytest.approx(math.log(0.001 / 0.999) + 1.0)
 
 
-def test_ranx_fusion_kernels_are_cached_by_module_in_the_user_cache(ranx_outputs):
+def test_ranx_fusion_kernels_are_cached_by_module_in_the_user_cache():
+    from numba.core.errors import NumbaTypeSafetyWarning
+    from ranx import Run
+    from ranx import fuse as ranx_fuse
+
+    # One small call compiles the kernel or loads it (ranx_outputs may have come from its cache).
+    with warnings.catch_warnings():
+        # numba warns about casts inside ranx's kernels while it compiles them: not our code.
+        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
+        ranx_fuse([Run({"q": {"a": 1.0, "b": 0.5}}), Run({"q": {"b": 2.0}})], method="rrf")
     rrf = importlib.import_module("ranx.fusion.rrf")
     cache = Path(rrf._rrf_score._cache._cache_path)
     assert cache == kernel_cache_root() / "ranx.fusion.rrf"

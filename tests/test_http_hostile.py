@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import gc
 import json
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,10 +170,10 @@ async def test_a_silent_service_times_out_and_its_connection_is_closed(
     hostile: SearchServer,
 ) -> None:
     async with HttpRetriever(hostile.url(), timeout=0.3) as retriever:
-        started = time.monotonic()
-        with anyio.fail_after(10), pytest.raises(TimeoutError) as caught:
+        # The service never answers: only the client's own timeout ends the search (the suite's
+        # in-loop limit fails the test if it does not).
+        with pytest.raises(TimeoutError) as caught:
             await retriever.search("hang")
-        assert time.monotonic() - started < 5
         assert str(caught.value) == (
             f"POST {hostile.url()}: no complete answer within the 0.3 s timeout"
         )
@@ -230,13 +229,11 @@ async def test_the_smaller_of_the_two_timeouts_applies(
 ) -> None:
     qrels = {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}
     queries = {"q1": "hang", "q2": "ok"}
-    started = time.monotonic()
     async with HttpRetriever(hostile.url(), results="hits", timeout=own) as retriever:
         with pytest.warns(IncompleteEvaluationWarning):
             report = await evaluate_retrieval_async(
                 retriever, qrels, queries, k_values=(1,), timeout=runner, on_error="record"
             )
-    assert time.monotonic() - started < 10
     (failure,) = report.failures
     assert (failure.query_id, failure.error_type) == ("q1", "TimeoutError")
     assert failure.message.endswith(message)

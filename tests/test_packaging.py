@@ -15,12 +15,14 @@ import hashlib
 import importlib.metadata
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 import venv
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -185,3 +187,80 @@ def test_mypy_strict_sees_the_ef_types_in_the_installed_wheel(
     found = re.findall(r"Parsing (\S*[/\\]ef[/\\](?:segments|source_manager)\.py)", done.stderr)
     assert len(found) == 2, done.stderr
     assert all(Path(path).is_relative_to(python.parent.parent) for path in found), found
+
+
+def plugin_project(plugin: Path) -> dict[str, Any]:
+    return dict(tomllib.loads((plugin / "pyproject.toml").read_text(encoding="utf-8"))["project"])
+
+
+@pytest.fixture(scope="module", params=PLUGINS, ids=lambda path: path.name)
+def plugin_wheel(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """Each plugin's wheel, built as a user's ``pip wheel`` builds it, from a copy of its folder
+    in this checkout without what earlier builds and editable installs left there."""
+    plugin: Path = request.param
+    wheels = tmp_path_factory.mktemp("plugin-wheels")
+    source = tmp_path_factory.mktemp("plugin-source") / plugin.name
+    shutil.copytree(
+        plugin,
+        source,
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so", ".*"),
+    )
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            wheels,
+            source,
+        ]
+    )
+    [wheel] = wheels.glob("*.whl")
+    return plugin, wheel
+
+
+def test_each_plugin_wheel_carries_its_package_entry_point_and_licence(
+    plugin_wheel: tuple[Path, Path],
+) -> None:
+    plugin, wheel = plugin_wheel
+    project = plugin_project(plugin)
+    metadata, info = wheel_metadata(wheel)
+    assert metadata["Name"] == project["name"]
+    assert metadata["Version"] == project["version"]
+    assert metadata["License-Expression"] == "Apache-2.0"
+    [licence] = [value for name, value in info.items() if name.endswith("LICENSE")]
+    assert licence == (ROOT / "LICENSE").read_bytes()
+    entry_points = configparser.ConfigParser()
+    entry_points.read_string(info["entry_points.txt"].decode())
+    assert dict(entry_points["ef.evaluation"]) == project["entry-points"]["ef.evaluation"]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    [package] = [path for path in (plugin / "src").iterdir() if (path / "__init__.py").exists()]
+    sources = {
+        path.relative_to(plugin / "src").as_posix()
+        for path in package.rglob("*")
+        if path.suffix in {".py", ".pyi"} or path.name == "py.typed"
+    }
+    assert sources, plugin
+    assert sources <= names, sorted(sources - names)
+    assert f"{package.name}/py.typed" in names
+    # Nothing but the package and its metadata: no tests, no build leftovers.
+    assert all(name.startswith(f"{package.name}/") or ".dist-info/" in name for name in names)
+    compiled = {name for name in names if name.endswith(".so")}
+    if package.name == "ef_evaluation_speedups":
+        # The C modules come compiled; their sources stay out of the wheel.
+        for module in ("_trec_run", "_fusion", "_qrels"):
+            assert any(
+                re.fullmatch(rf"ef_evaluation_speedups/{module}\.cpython-\d+.*\.so", name)
+                for name in compiled
+            ), (module, sorted(compiled))
+        assert not [name for name in names if name.endswith(".c")]
+    else:
+        assert not compiled

@@ -34,3 +34,25 @@ def test_every_plugin_distribution_is_installed_by_the_test_command() -> None:
     plugins = sorted(path.name for path in (ROOT / "plugins").iterdir() if path.is_dir())
     installed = re.findall(r"\./plugins/([\w-]+)", readme_commands()[1])
     assert sorted(installed) == plugins
+
+
+def test_every_plugin_is_installed_editable_by_the_test_command() -> None:
+    plugins = sorted(path.name for path in (ROOT / "plugins").iterdir() if path.is_dir())
+    editable = re.findall(r"-e \./plugins/([\w-]+)", readme_commands()[1])
+    assert sorted(editable) == plugins
+    assert "-e '.[test]'" in readme_commands()[1]
+
+
+def test_the_installed_plugins_run_from_this_checkout() -> None:
+    """What the suite tests is what is edited: each plugin's module is this checkout's source."""
+    import importlib.metadata
+
+    for folder in sorted(path for path in (ROOT / "plugins").iterdir() if path.is_dir()):
+        [package] = [p for p in (folder / "src").iterdir() if (p / "__init__.py").exists()]
+        module = importlib.import_module(package.name)
+        assert module.__file__ is not None
+        assert Path(module.__file__).resolve() == (package / "__init__.py").resolve(), (
+            f"{package.name} runs from {module.__file__}, not from {package}: install it with "
+            f"pip install -e {folder.relative_to(ROOT)}"
+        )
+        assert importlib.metadata.distribution(folder.name).version

@@ -3,8 +3,6 @@ ir_datasets' own API."""
 
 from __future__ import annotations
 
-import time
-
 import ir_datasets
 import pytest
 
@@ -79,10 +77,8 @@ def test_a_dataset_not_available_offline_fails_fast_and_clearly(tmp_path, monkey
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
     monkeypatch.setenv("IR_DATASETS_DL_TRIES", "1")
     monkeypatch.setenv("IR_DATASETS_DL_TIMEOUT", "5")
-    started = time.monotonic()
     with pytest.raises(DatasetUnavailable, match="'antique/test' is not available offline"):
         read_dataset("antique/test", reader="ir_datasets", corpus=False)
-    assert time.monotonic() - started < 60
 
 
 def test_the_plugin_is_loaded_from_its_installed_distribution():

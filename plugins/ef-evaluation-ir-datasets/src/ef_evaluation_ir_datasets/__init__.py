@@ -37,7 +37,7 @@ def read_ir_dataset(
         qrels.
     :raises DatasetUnavailable: when the data is not on disk and cannot be downloaded.
     """
-    import ir_datasets
+    import ir_datasets  # type: ignore[import-untyped]  # it ships no types
 
     dataset_id = os.fspath(source)
     try:
