@@ -365,35 +365,51 @@ def test_optimize_fusion_fuses_with_the_kernel_to_the_same_result() -> None:
     assert mine == theirs
 
 
-def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
-    # ef-evaluation's tests/ranx_cache.py: ranx's compiled kernels, kept in the user's cache.
-    sys.path.append(str(Path(__file__).resolve().parents[3] / "tests"))
-    from ranx_cache import share_ranx_kernel_cache
+METHODS = [("rrf", None, {}), ("wsum", "min-max", {"weights": [0.5, 0.3, 0.2]})]
 
-    if "ranx" not in sys.modules:
-        share_ranx_kernel_cache()
+
+def ranx_fused(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
+    """ranx's fusion of ``runs`` by each of :data:`METHODS`."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's warnings inside ranx's kernels
         from ranx import Run as RanxRun
         from ranx import fuse as ranx_fuse
 
-        rng = random.Random(4)
-        runs: list[Run] = [{}, {}, {}]
-        for q in range(6):
-            for run in runs:
-                docs = rng.sample([f"d{i}" for i in range(30)], rng.choice([1, 5, 20]))
-                run[f"q{q}"] = {doc: rng.uniform(0, 10) for doc in docs}  # distinct: no ties
-        for method, norm, params in [
-            ("rrf", None, {}),
-            ("wsum", "min-max", {"weights": [0.5, 0.3, 0.2]}),
-        ]:
-            with counted() as seen:
-                ours = fuse(runs, method=method, weights=params.get("weights"))
-            assert seen == [True]
-            theirs = ranx_fuse(
-                [RanxRun(run) for run in runs], method=method, norm=norm, params=params
-            )
-            for query, scores in ours.items():
-                other = dict(theirs[query])
-                assert set(scores) == set(other)
-                assert all(abs(scores[d] - other[d]) <= 1e-9 for d in scores)
+        return {
+            method: {
+                query: dict(scores)
+                for query, scores in ranx_fuse(
+                    [RanxRun(run) for run in runs], method=method, norm=norm, params=params
+                )
+                .to_dict()
+                .items()
+            }
+            for method, norm, params in METHODS
+        }
+
+
+def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
+    # ef-evaluation's tests/ranx_cache.py: ranx's compiled kernels and its outputs for these
+    # runs, kept in the user's cache.
+    sys.path.append(str(Path(__file__).resolve().parents[3] / "tests"))
+    from ranx_cache import cached_outputs, share_ranx_kernel_cache
+
+    if "ranx" not in sys.modules:
+        share_ranx_kernel_cache()
+    rng = random.Random(4)
+    runs: list[Run] = [{}, {}, {}]
+    for q in range(6):
+        for run in runs:
+            docs = rng.sample([f"d{i}" for i in range(30)], rng.choice([1, 5, 20]))
+            run[f"q{q}"] = {doc: rng.uniform(0, 10) for doc in docs}  # distinct: no ties
+    fused_by_ranx = cached_outputs(__file__, runs, lambda: ranx_fused(runs))
+    for method, _, params in METHODS:
+        with counted() as seen:
+            ours = fuse(runs, method=method, weights=params.get("weights"))
+        assert seen == [True]
+        theirs = fused_by_ranx[method]
+        assert set(ours) == set(theirs)
+        for query, scores in ours.items():
+            other = theirs[query]
+            assert set(scores) == set(other)
+            assert all(abs(scores[d] - other[d]) <= 1e-9 for d in scores)
