@@ -144,9 +144,9 @@ def _not_written_by_a_save(folder: Path, manifest: Mapping[str, Any]) -> list[st
             return any(path.startswith(relative + "/") for path in listed)
         return relative in listed
 
-    foreign = [
+    foreign = sorted(
         relative for relative, is_folder in _entries(folder) if not written(relative, is_folder)
-    ]
+    )
     # Name what the user would see: a foreign folder, not every file inside it.
     return [r for r in foreign if not any(r.startswith(other + "/") for other in foreign)]
 

@@ -113,20 +113,16 @@ def _wanted(
 
 def _reuse(
     index_dir: str | os.PathLike[str], wanted: dict[str, Any], device: str | None
-) -> Bm25Index | DenseIndex | None:
+) -> Bm25Index | DenseIndex | str:
     """The index saved in ``index_dir`` when it was built as ``wanted`` and its files are whole;
-    otherwise ``None`` (logging why, unless it is simply another index or none)."""
+    otherwise why not (empty when there is none, or it is simply another index)."""
     try:
         manifest = read_manifest(index_dir)
-        if manifest is None:
-            return None
-        if manifest.get("identity") != wanted:
-            _log.info("%s: built from other segments or settings; rebuilding it", index_dir)
-            return None
+        if manifest is None or manifest.get("identity") != wanted:
+            return ""
         return load_index(index_dir, device=device)
     except (ValueError, ImportError) as error:
-        _log.warning("%s; rebuilding it", error)
-        return None
+        return str(error)
 
 
 def ingest(
@@ -159,11 +155,13 @@ def ingest(
     segments = _segments(corpus, segment_size, overlap)
     segmenting = {"segment_size": segment_size, "overlap": overlap}
     if index_dir is not None:
-        check_target(index_dir)  # before any work: never build what cannot be saved
         wanted = _wanted(embedder if kind != "st" else f"st:{model}", segments, segmenting, dtype)
         reused = _reuse(index_dir, wanted, device)
-        if reused is not None:
+        if not isinstance(reused, str):
             return reused
+        check_target(index_dir)  # before any work: never build what cannot be saved
+        if reused:
+            _log.warning("%s; rebuilding it", reused)
     index: Bm25Index | DenseIndex
     if embedder == "bm25":
         index = Bm25Index(segments, name=embedder, progress=progress)
