@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import numpy
 import pytest
 
 from ef._index_store import MANIFEST
+from ef.evaluation import write_beir
 from ef.source_manager import ingest, load_index
 from resealed_index import reseal
 
@@ -37,6 +39,7 @@ CORPUS_B = {  # as many documents, other words: bm25s's own check of the count p
 }
 QUERIES = ["sort a list", "file stream", "needle thread", "lines of text", "names", "lock"]
 LOGGER = "ef.source_manager"
+EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 
 
 def rankings(index: object) -> list[list[tuple[str, float]]]:
@@ -378,3 +381,40 @@ def test_a_dense_index_checks_its_vectors(
     os.mkfifo(vectors)
     assert_refused(saved, "vectors.npy", "a FIFO, not a regular file")
     assert_rebuilt(saved, "vectors.npy", caplog, embedder=embedder)
+
+
+def test_the_cli_says_why_it_rebuilds_and_refuses_to_lose_a_note(tmp_path: Path) -> None:
+    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
+    dataset, index = tmp_path / "tiny", tmp_path / "index"
+    queries = {f"q{i}": query for i, query in enumerate(QUERIES)}
+    qrels = {"q0": {"a1": 1.0}, "q1": {"a2": 1.0}, "q2": {"a3": 1.0}, "q3": {"a4": 1.0}}
+    write_beir(dataset, CORPUS_A, queries, qrels)
+
+    def cli() -> subprocess.CompletedProcess[str]:
+        argv = ["retrieval", dataset, "--retriever", "bm25", "--index-dir", index, "--no-progress"]
+        environment = {**os.environ, "EF_EVALUATION_PLUGINS": ""}
+        return subprocess.run(
+            [EF_EVAL, *map(str, argv), "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=120,
+            check=False,
+        )
+
+    first = cli()
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    flip_bit(index / "bm25" / "data.csc.index.npy", 3)
+    second = cli()
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.startswith(
+        f"{index / 'bm25' / 'data.csc.index.npy'}: not a usable saved index: its content differs"
+    )
+    assert second.stderr.endswith("; rebuilding it\n")
+    assert json.loads(second.stdout)["metrics"] == json.loads(first.stdout)["metrics"]
+    flip_bit(index / "segments.json", 3)
+    (index / "my_notes.txt").write_text("keep me")
+    third = cli()
+    assert third.returncode == 2 and third.stdout == ""
+    assert f"--index-dir: {index} holds a saved ef index and also my_notes.txt" in third.stderr
+    assert (index / "my_notes.txt").read_text() == "keep me"
