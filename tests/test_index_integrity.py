@@ -418,3 +418,21 @@ def test_the_cli_says_why_it_rebuilds_and_refuses_to_lose_a_note(tmp_path: Path)
     assert third.returncode == 2 and third.stdout == ""
     assert f"--index-dir: {index} holds a saved ef index and also my_notes.txt" in third.stderr
     assert (index / "my_notes.txt").read_text() == "keep me"
+
+
+def test_a_note_left_while_an_index_is_written_is_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    ingest(CORPUS_A).save(folder)
+    index = ingest(CORPUS_B)
+    write_engine = index._write_engine
+
+    def leave_a_note_meanwhile(staging: Path) -> None:
+        (folder / "my_notes.txt").write_text("written during the save")
+        write_engine(staging)
+
+    index._write_engine = leave_a_note_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(FileExistsError, match=r"my_notes\.txt"):
+        index.save(folder)
+    assert (folder / "my_notes.txt").read_text() == "written during the save"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # no temporary folder left
+    assert [h.segment.source_id for h in load_index(folder).search("sort")] == ["a1", "a5"]

@@ -281,6 +281,7 @@ def write_index_dir(
         }
         (staging / MANIFEST).write_text(json.dumps(complete, indent=2) + "\n", encoding="utf-8")
         if target.exists():
+            check_target(target)  # again: a file may have been left there while we wrote
             # Two renames: POSIX cannot rename a folder onto a folder that is not empty.
             old = Path(
                 tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
