@@ -49,6 +49,7 @@ BELOW = (
     "ef._segmenting",
     "ef._encoding",
     "ef._index_store",
+    "ef._index_files",
     "ef._segment_index",
     "ef._bm25_index",
     "ef._dense_index",

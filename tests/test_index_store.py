@@ -15,6 +15,7 @@ import pytest
 from ef import _encoding
 from ef._index_store import MANIFEST
 from ef.source_manager import IndexProgress, ingest, load_index
+from resealed_index import reseal
 
 LONG = (
     " ".join(f"filler{i}" for i in range(150)) + " needle " + " ".join(f"t{i}" for i in range(60))
@@ -201,7 +202,10 @@ def test_damaged_files_are_named_and_ingest_rebuilds(tmp_path: Path, offline: No
     assert rankings(load_index(folder)) == rankings(rebuilt)
     # An array of objects is a pickle in disguise: refused, never loaded.
     numpy.save(vectors, numpy.array([{"x": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError, match=r"vectors\.npy: not a usable saved index"):
+    with pytest.raises(ValueError, match=r"vectors\.npy: not a usable saved index: [\d,]+ bytes;"):
+        load_index(folder)
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"vectors\.npy: not a usable saved index: .*objects"):
         load_index(folder)
 
 
@@ -227,10 +231,12 @@ def test_damaged_segments_are_named(tmp_path: Path) -> None:
     columns = json.loads(path.read_text())
     columns["starts"][1] = "0"
     path.write_text(json.dumps(columns))
+    reseal(folder)
     with pytest.raises(ValueError, match=r"segments\.json: .*segment 1: expected three strings"):
         load_index(folder)
     columns["starts"] = columns["starts"][:2]
     path.write_text(json.dumps(columns))
+    reseal(folder)
     with pytest.raises(ValueError, match="expected 5 segments in every column"):
         load_index(folder)
 

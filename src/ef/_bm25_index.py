@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ef._encoding import require
+from ef._index_files import damaged, load_npy
 from ef._index_progress import IndexProgressArg, StageReporter
 from ef._index_store import StoredIndex
 from ef._segment_index import SegmentIndex
@@ -35,6 +36,35 @@ _BM25_FOLDER = "bm25"
 _TOKENIZER_VOCAB = "vocab.tokenizer.json"
 _TOKENIZE_CHUNK = 4096
 """Segments tokenized between two progress reports."""
+_ARRAYS = ("data", "indices", "indptr")
+"""bm25s's arrays: the scores of a term's segments, which segments, where each term's start."""
+
+
+def _check_arrays(
+    folder: Path, arrays: Mapping[str, Any], segments: int, token_ids: list[int]
+) -> None:
+    """Refuse arrays that do not make one index of ``segments`` segments over the vocabulary."""
+    numpy = importlib.import_module("numpy")
+    data, indices, indptr = (arrays[name] for name in _ARRAYS)
+
+    def refuse(name: str, problem: str) -> ValueError:
+        return damaged(folder / f"{name}.csc.index.npy", problem)
+
+    if indptr.ndim != 1 or indptr.dtype.kind not in "iu" or len(indptr) < 1:
+        raise refuse("indptr", f"a {indptr.dtype} array of shape {indptr.shape}; expected integers")
+    if indptr[0] != 0 or (numpy.diff(indptr) < 0).any() or indptr[-1] != len(indices):
+        raise refuse("indptr", f"not the term offsets of {len(indices):,} entries")
+    if indices.ndim != 1 or indices.dtype.kind not in "iu" or len(data) != len(indices):
+        raise refuse("indices", f"a {indices.dtype} array of shape {indices.shape}")
+    if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= segments):
+        raise refuse("indices", f"names segments outside the {segments:,} the index holds")
+    if data.ndim != 1 or data.dtype.kind != "f" or not numpy.isfinite(data).all():
+        raise refuse("data", f"a {data.dtype} array of shape {data.shape}; expected finite scores")
+    if token_ids and (min(token_ids) < 0 or max(token_ids) >= len(indptr) - 1):
+        raise damaged(
+            folder / _TOKENIZER_VOCAB,
+            f"term ids up to {max(token_ids):,}; the index holds {len(indptr) - 1:,} terms",
+        )
 
 
 def _tokenizer() -> Any:
@@ -103,32 +133,39 @@ class Bm25Index(SegmentIndex):
 
     @classmethod
     def _from_saved(cls, stored: StoredIndex) -> Bm25Index:
-        """The index saved in ``stored.folder``."""
+        """The index saved in ``stored.folder``, whose files ``read_index_dir`` has checked.
+
+        The engine is made from :data:`BM25_PROTOCOL`, not from the saved ``params.index.json``,
+        and its arrays are read here (each named when it is damaged) and checked to fit
+        together, so a search can neither fail on an index out of range nor score by other
+        settings than the identity names.
+        """
         bm25s = require("bm25s", "bm25", "BM25 indexing")
+        identity = stored.manifest["identity"]
         index = cls.__new__(cls)
-        SegmentIndex.__init__(index, stored.segments, name=str(stored.manifest["identity"]["name"]))
+        SegmentIndex.__init__(index, stored.segments, name=identity["name"])
         index._tokenizer = _tokenizer()
-        folder = stored.folder / _BM25_FOLDER
+        vocab = stored.file(f"{_BM25_FOLDER}/{_TOKENIZER_VOCAB}")
         try:
-            index._tokenizer.load_vocab(str(folder), _TOKENIZER_VOCAB)
-            index._bm25 = (
-                bm25s.BM25.load(
-                    str(folder), mmap=False, allow_pickle=False, load_corpus=False, load_vocab=False
-                )
-                if stored.segments
-                else _engine(bm25s)
-            )
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"{folder}: not a usable saved BM25 index: {type(error).__name__}: {error}"
-            ) from None
-        if stored.segments and index._bm25.scores["num_docs"] != len(stored.segments):
-            raise ValueError(
-                f"{folder}: not a usable saved BM25 index: it scores "
-                f"{index._bm25.scores['num_docs']} segments, the manifest lists "
-                f"{len(stored.segments)}"
-            )
-        index.build = {"segmenting": stored.manifest["identity"].get("segmenting")}
+            index._tokenizer.load_vocab(str(vocab.parent), vocab.name)
+            token_ids = [int(i) for i in index._tokenizer.word_to_id.values()]
+        except Exception as error:  # bm25s reads it with no checks of its own
+            problem = f"not a tokenizer vocabulary ({type(error).__name__}: {error})"
+            raise damaged(vocab, problem) from None
+        index._bm25 = _engine(bm25s)
+        if stored.segments:
+            arrays = {
+                name: load_npy(stored.file(f"{_BM25_FOLDER}/{name}.csc.index.npy"))
+                for name in _ARRAYS
+            }
+            _check_arrays(stored.folder / _BM25_FOLDER, arrays, len(stored.segments), token_ids)
+            # What bm25s's own load sets: the scores, no vocabulary (scoring is by id), and no
+            # non-occurrence array (Lucene's variant has none).
+            index._bm25.scores = {**arrays, "num_docs": len(stored.segments)}
+            index._bm25.vocab_dict = {}
+            index._bm25.unique_token_ids_set = set()
+            index._bm25.nonoccurrence_array = None
+        index.build = {"segmenting": identity.get("segmenting")}
         return index
 
     def _scores(self, query: str) -> Any:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ef._encoding import DEFAULT_BATCH_SIZE, encode_texts, load_model, model_fingerprint, require
+from ef._index_files import damaged, load_npy
 from ef._index_progress import IndexProgressArg, StageReporter
-from ef._index_store import StoredIndex
+from ef._index_store import MANIFEST, StoredIndex
 from ef._segment_index import SegmentIndex
 from ef.segments import Segment
 
@@ -80,35 +81,37 @@ class DenseIndex(SegmentIndex):
         numpy = require("numpy", "dense", "dense indexing")
         identity = stored.manifest["identity"]
         settings = identity.get("dense")
-        path = stored.folder / _VECTORS
+        manifest = stored.folder / MANIFEST
         if not isinstance(settings, dict) or settings.get("dtype") not in DTYPES:
-            raise ValueError(f"{stored.folder}: not a usable saved index: no dense settings")
+            raise damaged(manifest, 'no dense settings ("identity"."dense" with a "dtype")')
         index = cls.__new__(cls)
-        SegmentIndex.__init__(index, stored.segments, name=str(identity["name"]))
-        index.batch_size = int(settings.get("batch_size") or DEFAULT_BATCH_SIZE)
+        SegmentIndex.__init__(index, stored.segments, name=identity["name"])
+        index.batch_size = DEFAULT_BATCH_SIZE
         index.dtype = settings["dtype"]
         index._device = device
-        index._model_name = settings.get("model")
+        model_name = settings.get("model")
+        index._model_name = model_name if isinstance(model_name, str) else None
         index._model = model
-        if model is None and not isinstance(index._model_name, str):
+        if model is None and index._model_name is None:
             raise ValueError(
                 f"{stored.folder}: the index was built with a model object, not a name: pass "
                 "load_index(path, model=...)"
             )
-        try:
-            vectors = numpy.load(path, allow_pickle=False, mmap_mode=None)
-        except (OSError, ValueError, EOFError) as error:
-            raise ValueError(f"{path}: not a usable saved index: {error}") from None
+        path = stored.file(_VECTORS)
+        vectors = load_npy(path)
         expected_rows = len(stored.segments)
         if (
             vectors.dtype != numpy.dtype(index.dtype)
             or vectors.ndim != 2
             or (vectors.shape[0] != expected_rows)
         ):
-            raise ValueError(
-                f"{path}: not a usable saved index: a {vectors.dtype} array of shape "
-                f"{vectors.shape}; expected {index.dtype} with {expected_rows} rows"
+            raise damaged(
+                path,
+                f"a {vectors.dtype} array of shape {vectors.shape}; expected {index.dtype} with "
+                f"{expected_rows} rows",
             )
+        if not numpy.isfinite(vectors).all():
+            raise damaged(path, "it holds values that are not finite numbers")
         index._vectors = vectors
         index.build = {"segmenting": identity.get("segmenting")}
         return index

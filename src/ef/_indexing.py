@@ -13,6 +13,7 @@ dense model reading each document up to its own ``max_seq_length``.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +22,7 @@ from ef._bm25_index import BM25_PROTOCOL, Bm25Index
 from ef._dense_index import DenseIndex
 from ef._encoding import DEFAULT_BATCH_SIZE, load_model, model_fingerprint, resolve_model
 from ef._index_progress import IndexProgressArg
-from ef._index_store import read_index_dir, read_manifest
+from ef._index_store import MANIFEST, check_target, read_index_dir, read_manifest
 from ef._segmenting import (
     segment_corpus,
     segment_document,
@@ -67,6 +68,9 @@ PROTOCOLS: Mapping[str, Mapping[str, Any]] = {
 }
 """What :func:`ingest` does by default, protocol by protocol (the docs name the same)."""
 
+_log = logging.getLogger("ef.source_manager")
+"""Where :func:`ingest` says why it rebuilds a saved index instead of reusing it."""
+
 
 def _segments(
     corpus: Mapping[str, str], segment_size: int | None, overlap: int | None
@@ -107,12 +111,18 @@ def _wanted(
     return identity
 
 
-def _saved_match(index_dir: str | os.PathLike[str], wanted: dict[str, Any]) -> bool:
+def _reuse(
+    index_dir: str | os.PathLike[str], wanted: dict[str, Any], device: str | None
+) -> Bm25Index | DenseIndex | str:
+    """The index saved in ``index_dir`` when it was built as ``wanted`` and its files are whole;
+    otherwise why not (empty when there is none, or it is simply another index)."""
     try:
         manifest = read_manifest(index_dir)
-    except ValueError:
-        return False  # damaged or of another version: rebuilt and replaced
-    return manifest is not None and manifest.get("identity") == wanted
+        if manifest is None or manifest.get("identity") != wanted:
+            return ""
+        return load_index(index_dir, device=device)
+    except (ValueError, ImportError) as error:
+        return str(error)
 
 
 def ingest(
@@ -145,15 +155,13 @@ def ingest(
     segments = _segments(corpus, segment_size, overlap)
     segmenting = {"segment_size": segment_size, "overlap": overlap}
     if index_dir is not None:
-        from ef._index_store import check_target
-
-        check_target(index_dir)  # before any work: never build what cannot be saved
         wanted = _wanted(embedder if kind != "st" else f"st:{model}", segments, segmenting, dtype)
-        if _saved_match(index_dir, wanted):
-            try:
-                return load_index(index_dir, device=device)
-            except ValueError:
-                pass  # damaged files under a good manifest: rebuilt and replaced
+        reused = _reuse(index_dir, wanted, device)
+        if not isinstance(reused, str):
+            return reused
+        check_target(index_dir)  # before any work: never build what cannot be saved
+        if reused:
+            _log.warning("%s; rebuilding it", reused)
     index: Bm25Index | DenseIndex
     if embedder == "bm25":
         index = Bm25Index(segments, name=embedder, progress=progress)
@@ -184,14 +192,19 @@ def load_index(
     See :func:`ef.source_manager.load_index`, the public entry point.
     """
     stored = read_index_dir(path)
-    identity = stored.manifest.get("identity")
-    engine = identity.get("engine") if isinstance(identity, dict) else None
+    engine = stored.manifest["identity"]["engine"]
     index: Bm25Index | DenseIndex
-    if engine == "bm25":
-        index = Bm25Index._from_saved(stored)
-    elif engine == "dense":
-        index = DenseIndex._from_saved(stored, model=model, device=device)
-    else:
-        raise ValueError(f"{stored.folder}: not a usable saved index: unknown engine {engine!r}")
+    try:
+        if engine == "bm25":
+            index = Bm25Index._from_saved(stored)
+        elif engine == "dense":
+            index = DenseIndex._from_saved(stored, model=model, device=device)
+        else:
+            raise ValueError(
+                f"{stored.folder / MANIFEST}: not a usable saved index: unknown engine "
+                f"{engine!r}; expected 'bm25' or 'dense'"
+            )
+    except ImportError as error:
+        raise ImportError(f"{stored.folder / MANIFEST}: a saved {engine} index: {error}") from error
     index.loaded_from = stored.folder
     return index
