@@ -19,16 +19,12 @@ from typing import Any, Literal
 
 from ef.evaluation._exceptions import DatasetFormatError
 from ef.evaluation._io.atomic import write_text_atomically
-from ef.evaluation._io.files import PathArg, find_line, open_text, rereadable
+from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, run_from_frame
-from ef.evaluation._io.lines import (
-    MAX_JSONL_LINE,
-    bounded_lines,
-    check_length,
-    load_json_line,
-)
+from ef.evaluation._io.json_runs import read_json_run, read_jsonl_run
+from ef.evaluation._io.lines import MAX_BLANK_RUN, MAX_JSON_DOCUMENT
 from ef.evaluation._io.trec import RunParser, read_trec_run, write_trec_run
-from ef.evaluation._json import JsonProblem, loads_strict, lone_surrogate
+from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
 
 __all__ = ["RUN_FORMATS", "RunFormat", "read_run", "run_format", "scored_rows", "write_run"]
@@ -43,8 +39,6 @@ _SUFFIXES: dict[str, RunFormat] = {
     ".ndjson": "jsonl",
     ".parquet": "parquet",
 }
-_JSON_EXPECTED = 'a JSON object {"query_id": {"doc_id": score, ...}, ...} (ranx\'s run format)'
-_JSONL_EXPECTED = 'a JSON object {"query_id": "...", "doc_id": "...", "score": number}'
 
 
 def run_format(path: PathArg, format: str | None = None) -> RunFormat:
@@ -69,11 +63,18 @@ def run_format(path: PathArg, format: str | None = None) -> RunFormat:
 
 
 def read_run(
-    path: PathArg, format: str | None = None, parser: RunParser | None = None
+    path: PathArg,
+    format: str | None = None,
+    parser: RunParser | None = None,
+    *,
+    max_bytes: int = MAX_JSON_DOCUMENT,
+    max_blank: int = MAX_BLANK_RUN,
 ) -> dict[str, Any]:
     """Read a run file of any format into ``{query_id: {doc_id: score}}`` (see the public one).
 
     :param parser: a plugin's faster TREC run parser, for TREC files.
+    :param max_bytes: the most characters of decompressed text a ``.json`` document may hold.
+    :param max_blank: the most whitespace characters in a row in JSON and JSON Lines files.
     """
     kind = run_format(path, format)
     if kind == "trec":
@@ -81,78 +82,9 @@ def read_run(
     if kind == "parquet":
         return _read_parquet(path)
     with rereadable(path) as source:
-        return _read_json(source) if kind == "json" else _read_jsonl(source)
-
-
-def _read_json(path: PathArg) -> dict[str, dict[str, float]]:
-    with open_text(path) as text:
-        try:
-            document = loads_strict(text.read())
-        except JsonProblem as error:
-            raise DatasetFormatError(path, 1, str(error), _JSON_EXPECTED) from None
-    if not isinstance(document, dict):
-        raise DatasetFormatError(path, 1, "the document is no JSON object", _JSON_EXPECTED)
-    run: dict[str, dict[str, float]] = {}
-    for query_id, scores in document.items():
-        if not isinstance(scores, dict):
-            problem = f"query {query_id!r} maps to no object"
-            raise DatasetFormatError(path, 1, problem, _JSON_EXPECTED)
-        inner = run[query_id] = {}
-        for doc_id, score in scores.items():
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                problem = f"query {query_id!r}: score of doc {doc_id!r} is no number"
-                raise DatasetFormatError(path, 1, problem, _JSON_EXPECTED)
-            inner[doc_id] = float(score)
-    return run
-
-
-def _read_jsonl(path: PathArg) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    with open_text(path) as text:
-        for number, line in enumerate(bounded_lines(text, MAX_JSONL_LINE), 1):
-            if len(line) > MAX_JSONL_LINE // 4:
-                check_length(path, number, line, MAX_JSONL_LINE)
-            if line.isspace():
-                continue
-            query_id, doc_id, score = _jsonl_record(path, number, line)
-            inner = run.get(query_id)
-            if inner is None:
-                inner = run[query_id] = {}
-            elif doc_id in inner:
-                _raise_repeated_record(path, number, query_id, doc_id)
-            inner[doc_id] = score
-    return run
-
-
-def _raise_repeated_record(path: PathArg, number: int, query_id: str, doc_id: str) -> None:
-    def same(line: str) -> bool:
-        try:
-            record = loads_strict(line)
-        except JsonProblem:
-            return False
-        return isinstance(record, dict) and (record.get("query_id"), record.get("doc_id")) == (
-            query_id,
-            doc_id,
-        )
-
-    first = find_line(path, same)
-    problem = f"doc {doc_id!r} listed again for query {query_id!r} (first on line {first})"
-    raise DatasetFormatError(path, number, problem, "each doc id at most once per query")
-
-
-def _jsonl_record(path: PathArg, number: int, line: str) -> tuple[str, str, float]:
-    record = load_json_line(path, number, line, _JSONL_EXPECTED)
-    if not isinstance(record, dict):
-        raise DatasetFormatError(path, number, "the line is no JSON object", _JSONL_EXPECTED)
-    query_id, doc_id, score = record.get("query_id"), record.get("doc_id"), record.get("score")
-    for name, value in (("query_id", query_id), ("doc_id", doc_id)):
-        if not isinstance(value, str):
-            problem = f"{name} is {'missing' if value is None else 'no string'}"
-            raise DatasetFormatError(path, number, problem, _JSONL_EXPECTED)
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        problem = f"score is {'missing' if score is None else 'no number'}"
-        raise DatasetFormatError(path, number, problem, _JSONL_EXPECTED)
-    return query_id, doc_id, float(score)  # type: ignore[return-value]
+        if kind == "json":
+            return read_json_run(source, max_bytes, max_blank)
+        return read_jsonl_run(source, max_blank)
 
 
 def _read_parquet(path: PathArg) -> dict[str, Any]:
@@ -160,14 +92,38 @@ def _read_parquet(path: PathArg) -> dict[str, Any]:
 
     try:
         table = parquet.read_table(path)
-    except OSError:
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
-    except Exception as error:  # pyarrow's own errors: a file that is no Parquet
-        raise DatasetFormatError(path, 1, f"not a Parquet file ({error})", ACCEPTED_RUN) from None
+    except Exception as error:  # pyarrow's own errors: no Parquet file, or a damaged one
+        raise DatasetFormatError(path, 1, _parquet_problem(path, error), ACCEPTED_RUN) from None
     try:
         return run_from_frame(table, f"run file {os.fspath(path)}")
     except (TypeError, ValueError) as error:
         raise DatasetFormatError(path, 1, str(error), ACCEPTED_RUN) from None
+
+
+def _parquet_problem(path: PathArg, error: Exception) -> str:
+    """What is wrong with a Parquet file pyarrow cannot read: not Parquet, or which row group
+    and column hold damaged data (a flipped byte in a compressed page, say)."""
+    import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    try:
+        file = parquet.ParquetFile(path)
+    except Exception:
+        return f"not a Parquet file ({error})"
+    first_row = 0
+    for group in range(file.num_row_groups):
+        rows = file.metadata.row_group(group).num_rows
+        for column in file.schema_arrow.names:
+            try:
+                file.read_row_group(group, columns=[column])
+            except Exception as damage:
+                return (
+                    f"damaged data in row group {group} (rows {first_row}-"
+                    f"{first_row + rows - 1}), column {column!r} ({damage})"
+                )
+        first_row += rows
+    return f"damaged Parquet data ({error})"
 
 
 def scored_rows(run: Mapping[str, Any]) -> Iterator[tuple[str, list[str], list[float]]]:
