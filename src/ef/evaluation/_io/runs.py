@@ -91,26 +91,29 @@ def _read_parquet(path: PathArg) -> dict[str, Any]:
     import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     try:
-        table = parquet.read_table(path)
+        # Pages written with checksums (as write_run writes them) are checked against them, so
+        # a flipped byte is an error instead of a changed score.
+        table = parquet.read_table(path, page_checksum_verification=True)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except Exception as error:  # pyarrow's own errors: no Parquet file, or a damaged one
-        raise DatasetFormatError(path, 1, _parquet_problem(path, error), ACCEPTED_RUN) from None
+        problem, expected = _parquet_problem(path, error)
+        raise DatasetFormatError(path, 1, problem, expected) from None
     try:
         return run_from_frame(table, f"run file {os.fspath(path)}")
     except (TypeError, ValueError) as error:
         raise DatasetFormatError(path, 1, str(error), ACCEPTED_RUN) from None
 
 
-def _parquet_problem(path: PathArg, error: Exception) -> str:
-    """What is wrong with a Parquet file pyarrow cannot read: not Parquet, or which row group
-    and column hold damaged data (a flipped byte in a compressed page, say)."""
+def _parquet_problem(path: PathArg, error: Exception) -> tuple[str, str]:
+    """What is wrong with a Parquet file pyarrow cannot read, and what was expected: no
+    Parquet at all, or damaged data in a row group and column (a flipped byte in a page)."""
     import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     try:
-        file = parquet.ParquetFile(path)
+        file = parquet.ParquetFile(path, page_checksum_verification=True)
     except Exception:
-        return f"not a Parquet file ({error})"
+        return f"not a Parquet file ({_one_line(error)})", ACCEPTED_RUN
     first_row = 0
     for group in range(file.num_row_groups):
         rows = file.metadata.row_group(group).num_rows
@@ -118,12 +121,18 @@ def _parquet_problem(path: PathArg, error: Exception) -> str:
             try:
                 file.read_row_group(group, columns=[column])
             except Exception as damage:
-                return (
-                    f"damaged data in row group {group} (rows {first_row}-"
-                    f"{first_row + rows - 1}), column {column!r} ({damage})"
-                )
+                where = f"row group {group} (rows {first_row}-{first_row + rows - 1})"
+                problem = f"damaged data in {where}, column {column!r} ({_one_line(damage)})"
+                return problem, _UNDAMAGED
         first_row += rows
-    return f"damaged Parquet data ({error})"
+    return f"damaged Parquet data ({_one_line(error)})", _UNDAMAGED
+
+
+_UNDAMAGED = "a complete, undamaged Parquet file"
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
 
 
 def scored_rows(run: Mapping[str, Any]) -> Iterator[tuple[str, list[str], list[float]]]:
@@ -199,7 +208,7 @@ def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
     )
     table = arrow.table(columns, schema=schema)
     with _replaced_atomically(path) as temporary:
-        parquet.write_table(table, temporary)
+        parquet.write_table(table, temporary, write_page_checksum=True)
 
 
 @contextlib.contextmanager
