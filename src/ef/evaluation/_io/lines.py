@@ -159,6 +159,9 @@ def json_number(literal: str) -> float:
     value = float(literal)
     if value - value == 0.0:
         return value
+    if len(literal) > 40:
+        shown = f"{literal[:20]}… ({len(literal)} characters)"
+        raise JsonProblem(f"number {shown} overflows to infinity")
     raise JsonProblem(number_problem("number", literal))
 
 
@@ -171,15 +174,15 @@ def check_blank_run(
     >>> check_blank_run("run.jsonl", 2, 11, 10)
     Traceback (most recent call last):
     ...
-    ef.evaluation.DatasetFormatError: run.jsonl:2: more than 10 bytes of whitespace in a row \
-start here; expected at most 10 bytes of blank lines or spaces in a row
+    ef.evaluation.DatasetFormatError: run.jsonl:2: a run of more than 10 bytes of whitespace \
+starts here; expected at most 10 bytes of blank lines or spaces in a row
     """
     if characters > max_blank:
         size = _size(max_blank)
         raise DatasetFormatError(
             path,
             start,
-            f"more than {size} of whitespace in a row start here",
+            f"a run of more than {size} of whitespace starts here",
             f"at most {size} of blank lines or spaces in a row",
         )
 
@@ -207,8 +210,8 @@ def read_document(
     >>> read_document("run.json", io.StringIO("{\\n" + " " * 40), 100, 30)
     Traceback (most recent call last):
     ...
-    ef.evaluation.DatasetFormatError: run.json:1: more than 30 bytes of whitespace in a row \
-start here; expected at most 30 bytes of blank lines or spaces in a row
+    ef.evaluation.DatasetFormatError: run.json:1: a run of more than 30 bytes of whitespace \
+starts here; expected at most 30 bytes of blank lines or spaces in a row
     """
     # No piece is longer than max_blank: a run of whitespace inside one piece is then short
     # enough, and only runs that span pieces need counting.
