@@ -161,7 +161,7 @@ def write_run(path: PathArg, run: object, format: str | None = None, *, tag: str
         with write_text_atomically(path) as out:
             written = 0
             for query_id, ranked, scores in scored_rows(table):
-                _check_row(query_id, ranked, scores)
+                _check_ids(query_id, ranked)
                 if kind == "json":
                     out.write(",\n" if written else "{")
                     pairs = zip(ranked, scores, strict=True)
@@ -177,19 +177,14 @@ def write_run(path: PathArg, run: object, format: str | None = None, *, tag: str
                 out.write("}\n" if written else "{}\n")
 
 
-def _check_row(query_id: str, ranked: list[str], scores: list[float]) -> None:
-    """Refuse what could not be read back: a score that is not finite, an id UTF-8 cannot
-    encode (a lone surrogate)."""
+def _check_ids(query_id: str, ranked: list[str]) -> None:
+    """Refuse an id UTF-8 cannot encode (a lone surrogate): it could not be read back. (Scores
+    were checked where the run came in, by :func:`~ef.evaluation._io.frames.as_run`.)"""
     for text in (query_id, *ranked):
         if lone_surrogate(text) is not None:
             raise ValueError(
                 f"query {query_id!r}: id {text!r} holds a lone surrogate; expected text UTF-8 "
                 "can encode"
-            )
-    for doc, score in zip(ranked, scores, strict=True):
-        if score - score:
-            raise ValueError(
-                f"query {query_id!r}: score of {doc!r} is {score}; expected a finite number"
             )
 
 
@@ -199,7 +194,7 @@ def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
 
     columns: dict[str, list[Any]] = {"q_id": [], "doc_id": [], "score": []}
     for query_id, ranked, scores in scored_rows(run):
-        _check_row(query_id, ranked, scores)
+        _check_ids(query_id, ranked)
         columns["q_id"].extend([query_id] * len(ranked))
         columns["doc_id"].extend(ranked)
         columns["score"].extend(scores)
