@@ -37,7 +37,9 @@ def test_fuse_reads_runs_by_name_or_by_run_format(
     out = files / "fused.txt"
     inputs = [str(files / "a.jsonl"), str(files / "b.data")]
     assert main(["fuse", *inputs, "--run-format", "json", "-o", str(out)]) == 1
-    assert "a.jsonl:1: invalid JSON" in capsys.readouterr().err  # JSON Lines are no JSON
+    assert (
+        "a.jsonl:2: invalid JSON (Extra data)" in capsys.readouterr().err
+    )  # JSON Lines are no JSON
     assert not out.exists()
     write_run(files / "a.data", RUN_A, format="json")
     assert (

@@ -163,7 +163,9 @@ def test_every_wrong_run_shape_is_a_type_error_naming_what_is_accepted(name):
 
 
 def test_a_run_of_sets_is_a_type_error():
-    with pytest.raises(TypeError, match=r"query 'q1' is a set; expected a list of doc ids"):
+    with pytest.raises(
+        TypeError, match=r"query 'q1': the entry is a set; expected a list of doc ids"
+    ):
         evaluate_run({"q1": {"d1", "d2"}}, QRELS)
 
 

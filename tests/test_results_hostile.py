@@ -283,9 +283,7 @@ def test_a_source_split_into_segments_keeps_its_first_score(tmp_path):
     ids=["set", "frozenset", "str", "bytes", "int"],
 )
 def test_a_run_entry_that_is_no_ranking_is_refused_naming_the_query(entry):
-    with pytest.raises(
-        TypeError, match=r"the run's entry for query 'q1' is a \w+; expected a list"
-    ):
+    with pytest.raises(TypeError, match=r"run, query 'q1': the entry is a \w+; expected a list"):
         evaluate_run({"q1": entry, "q2": ["d2"]}, QRELS)
 
 
@@ -296,9 +294,8 @@ def test_a_run_entry_may_be_any_ordered_iterable():
 
 
 def test_a_nan_score_in_a_run_names_the_query():
-    with pytest.raises(ValueError, match="score of 'd9' is NaN") as raised:
+    with pytest.raises(ValueError, match="run, query 'q1': doc 'd9' has score nan"):
         evaluate_run({"q1": {"d1": 1.0, "d9": math.nan}}, QRELS)
-    assert raised.value.__notes__ == ["in the scores of query 'q1'"]
 
 
 def test_an_error_while_reading_lazy_results_fails_the_query():

@@ -144,7 +144,9 @@ def test_a_bad_json_run_is_refused(tmp_path, text, message):
 
 
 def test_writing_refuses_what_could_not_be_read_back(tmp_path):
-    with pytest.raises(ValueError, match=r"score of 'd1' is nan; expected a finite number"):
+    with pytest.raises(
+        ValueError, match=r"query 'q1': doc 'd1' has score nan; expected a finite number"
+    ):
         write_run(tmp_path / "run.jsonl", {"q1": {"d1": float("nan")}})
     with pytest.raises(ValueError, match=r"lone surrogate"):
         write_run(tmp_path / "run.json", {"q1": {"d\ud800": 1.0}})

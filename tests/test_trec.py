@@ -319,7 +319,7 @@ def test_whole_grades_are_written_as_integers(tmp_path: Path) -> None:
         ({"q1": ["d1", "d\t2"]}, "ef", "doc id 'd\\t2'"),
         ({"q1": {"": 1.0}}, "ef", "doc id ''"),
         ({"q1": ["d1"]}, "my run", "run tag 'my run'"),
-        ({"q1": {"d1": math.inf}}, "ef", "score of 'd1' is inf"),
+        ({"q1": {"d1": math.inf}}, "ef", "doc 'd1' has score inf"),
     ],
 )
 def test_unwritable_run_is_refused_and_nothing_is_written(

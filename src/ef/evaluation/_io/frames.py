@@ -17,6 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._io.scores import SCORE_EXPECTED, check_run, score_problem
+from ef.evaluation._scoring.judged import finite_numbers
+
 __all__ = [
     "ACCEPTED_QRELS",
     "ACCEPTED_RUN",
@@ -84,8 +87,13 @@ def describe_type(obj: object) -> str:
 def as_run(run: object, what: str = "run") -> Mapping[str, Any]:
     """``run`` as a mapping: itself if it is one, the rows of a DataFrame or Table otherwise.
 
+    The one door of every run: a mapping is checked here
+    (:func:`~ef.evaluation._io.scores.check_run`), a DataFrame row by row as it is read.
+
     :raises TypeError: for anything else (a Series, an array, a list of tuples, a set, a
-        generator, a string), naming the accepted types.
+        generator, a string), naming the accepted types; for an entry that is no ranking or a
+        score that is no number, naming the query.
+    :raises ValueError: for a score that is NaN, infinite or beyond the range of a float.
 
     >>> as_run({"q1": ["d1"]})
     {'q1': ['d1']}
@@ -97,6 +105,7 @@ mapping, or a pandas or polars DataFrame or pyarrow Table with query_id, doc_id 
 rank) columns
     """
     if isinstance(run, Mapping):
+        check_run(run, what)
         return run
     if is_frame(run):
         return run_from_frame(run, what)
@@ -133,12 +142,14 @@ def run_from_frame(frame: Any, what: str = "run") -> dict[str, Any]:
     """The run in ``frame``: ``{query_id: {doc_id: score}}``, or ranked lists from a rank column.
 
     Rows keep their order; a query's docs are ordered later by score as for any run. A frame
-    with a rank column and no score column gives each query its doc ids in rank order.
+    with a rank column and no score column gives each query its doc ids in rank order. Scores
+    of an integer column stay Python ``int`` s, exact as in a dict: int64 scores above ``2**53``
+    are not rounded to floats (two of them could tie), so a frame scores as its dict does.
 
-    :raises TypeError: if ``frame`` is no DataFrame or Table, a column is missing or ambiguous,
-        or a column holds the wrong type.
-    :raises ValueError: for a missing value, or a doc listed
-        twice for a query (naming both rows).
+    :raises TypeError: if ``frame`` is no DataFrame or Table, a column is missing, ambiguous or
+        named twice, or a column holds the wrong type.
+    :raises ValueError: for a missing value, a value that is not finite (naming the row and the
+        column), or a doc listed twice for a query (naming both rows).
     """
     table = _columns(frame, what, ACCEPTED_RUN)
     query_ids = _ids(table, "query_id", what)
@@ -151,7 +162,8 @@ def run_from_frame(frame: Any, what: str = "run") -> dict[str, Any]:
                 f"{_listed(table)}; expected a score or a rank per row"
             )
         return _ranked(query_ids, doc_ids, _numbers(table, "rank", what), what)
-    return _table(query_ids, doc_ids, _numbers(table, "score", what), what)
+    scores = _numbers(table, "score", what, exact_integers=True)
+    return _table(query_ids, doc_ids, scores, what)
 
 
 def qrels_from_frame(frame: Any, what: str = "qrels") -> dict[str, dict[str, float]]:
@@ -183,8 +195,15 @@ class _Columns:
     def is_numeric(self, name: str) -> bool:
         return bool(self.native.schema[name].is_numeric())
 
-    def nulls(self, name: str) -> int:
-        return int(self.native.get_column(name).is_null().sum())
+    def is_integer(self, name: str) -> bool:
+        return bool(self.native.schema[name].is_integer())
+
+    def first_null(self, name: str) -> int | None:
+        """The first row whose value is missing (None, pandas' NA, NaN in pandas), if any."""
+        nulls = self.native.get_column(name).is_null()
+        if not nulls.any():
+            return None
+        return int(nulls.to_list().index(True))
 
 
 def _columns(frame: Any, what: str, accepted: str) -> _Columns:
@@ -196,12 +215,15 @@ def _columns(frame: Any, what: str, accepted: str) -> _Columns:
         raise ImportError(
             "reading a DataFrame needs narwhals: pip install 'ef-evaluation[dataframes]'"
         ) from error
-    native = nw.from_native(frame, eager_only=True)
-    names = [str(name) for name in native.columns]
+    # Before narwhals, which refuses a name given twice with its own multi-line error.
+    given = frame.column_names if frame_kind(frame) == "pyarrow" else frame.columns
+    names = [str(name) for name in given]
     if len(set(names)) != len(names):
         repeated = sorted({name for name in names if names.count(name) > 1})
-        raise TypeError(f"{what}: column {repeated[0]!r} appears more than once")
-    return _Columns(native, names)
+        raise TypeError(
+            f"{what}: column {repeated[0]!r} appears more than once; expected each column name once"
+        )
+    return _Columns(nw.from_native(frame, eager_only=True), names)
 
 
 def _listed(table: _Columns) -> str:
@@ -248,16 +270,34 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _numbers(table: _Columns, role: str, what: str) -> list[float]:
+def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = False) -> list[float]:
+    """The values of the ``role`` column, each a finite number (:func:`score_problem`).
+
+    :param exact_integers: keep an integer column's values as ``int`` (scores), rather than
+        rounding those above ``2**53`` to floats.
+    """
     name = _find(table, role, what)
     assert name is not None  # required
     if not table.is_numeric(name):
         raise TypeError(f"{what}: {role} column {name!r} is not numeric; expected numbers")
+    row = table.first_null(name)
     values = table.values(name)
-    for row, value in enumerate(values):
-        if _missing(value) or isinstance(value, bool):
-            raise ValueError(f"{what}: row {row}: {role} column {name!r} has no value")
-    return [float(value) for value in values]
+    if row is None:
+        row = next((row for row, value in enumerate(values) if _missing(value)), None)
+    if row is not None:
+        raise ValueError(f"{what}: row {row}: {role} column {name!r} has no value")
+    numbers: list[Any] = values
+    if not (exact_integers and table.is_integer(name)):
+        numbers = [float(value) for value in values]
+    if not finite_numbers(numbers):
+        for row, value in enumerate(numbers):
+            problem = score_problem(value)
+            if problem is not None:
+                raise ValueError(
+                    f"{what}: row {row}: {role} column {name!r} is {problem}; "
+                    f"expected {SCORE_EXPECTED}"
+                )
+    return numbers
 
 
 def _table(

@@ -19,16 +19,12 @@ from typing import Any, Literal
 
 from ef.evaluation._exceptions import DatasetFormatError
 from ef.evaluation._io.atomic import write_text_atomically
-from ef.evaluation._io.files import PathArg, find_line, open_text, rereadable
+from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, run_from_frame
-from ef.evaluation._io.lines import (
-    MAX_JSONL_LINE,
-    bounded_lines,
-    check_length,
-    load_json_line,
-)
+from ef.evaluation._io.json_runs import read_json_run, read_jsonl_run
+from ef.evaluation._io.lines import MAX_BLANK_RUN, MAX_JSON_DOCUMENT
 from ef.evaluation._io.trec import RunParser, read_trec_run, write_trec_run
-from ef.evaluation._json import JsonProblem, loads_strict, lone_surrogate
+from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
 
 __all__ = ["RUN_FORMATS", "RunFormat", "read_run", "run_format", "scored_rows", "write_run"]
@@ -43,8 +39,6 @@ _SUFFIXES: dict[str, RunFormat] = {
     ".ndjson": "jsonl",
     ".parquet": "parquet",
 }
-_JSON_EXPECTED = 'a JSON object {"query_id": {"doc_id": score, ...}, ...} (ranx\'s run format)'
-_JSONL_EXPECTED = 'a JSON object {"query_id": "...", "doc_id": "...", "score": number}'
 
 
 def run_format(path: PathArg, format: str | None = None) -> RunFormat:
@@ -69,11 +63,18 @@ def run_format(path: PathArg, format: str | None = None) -> RunFormat:
 
 
 def read_run(
-    path: PathArg, format: str | None = None, parser: RunParser | None = None
+    path: PathArg,
+    format: str | None = None,
+    parser: RunParser | None = None,
+    *,
+    max_bytes: int = MAX_JSON_DOCUMENT,
+    max_blank: int = MAX_BLANK_RUN,
 ) -> dict[str, Any]:
     """Read a run file of any format into ``{query_id: {doc_id: score}}`` (see the public one).
 
     :param parser: a plugin's faster TREC run parser, for TREC files.
+    :param max_bytes: the most characters of decompressed text a ``.json`` document may hold.
+    :param max_blank: the most whitespace characters in a row in JSON and JSON Lines files.
     """
     kind = run_format(path, format)
     if kind == "trec":
@@ -81,93 +82,57 @@ def read_run(
     if kind == "parquet":
         return _read_parquet(path)
     with rereadable(path) as source:
-        return _read_json(source) if kind == "json" else _read_jsonl(source)
-
-
-def _read_json(path: PathArg) -> dict[str, dict[str, float]]:
-    with open_text(path) as text:
-        try:
-            document = loads_strict(text.read())
-        except JsonProblem as error:
-            raise DatasetFormatError(path, 1, str(error), _JSON_EXPECTED) from None
-    if not isinstance(document, dict):
-        raise DatasetFormatError(path, 1, "the document is no JSON object", _JSON_EXPECTED)
-    run: dict[str, dict[str, float]] = {}
-    for query_id, scores in document.items():
-        if not isinstance(scores, dict):
-            problem = f"query {query_id!r} maps to no object"
-            raise DatasetFormatError(path, 1, problem, _JSON_EXPECTED)
-        inner = run[query_id] = {}
-        for doc_id, score in scores.items():
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                problem = f"query {query_id!r}: score of doc {doc_id!r} is no number"
-                raise DatasetFormatError(path, 1, problem, _JSON_EXPECTED)
-            inner[doc_id] = float(score)
-    return run
-
-
-def _read_jsonl(path: PathArg) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    with open_text(path) as text:
-        for number, line in enumerate(bounded_lines(text, MAX_JSONL_LINE), 1):
-            if len(line) > MAX_JSONL_LINE // 4:
-                check_length(path, number, line, MAX_JSONL_LINE)
-            if line.isspace():
-                continue
-            query_id, doc_id, score = _jsonl_record(path, number, line)
-            inner = run.get(query_id)
-            if inner is None:
-                inner = run[query_id] = {}
-            elif doc_id in inner:
-                _raise_repeated_record(path, number, query_id, doc_id)
-            inner[doc_id] = score
-    return run
-
-
-def _raise_repeated_record(path: PathArg, number: int, query_id: str, doc_id: str) -> None:
-    def same(line: str) -> bool:
-        try:
-            record = loads_strict(line)
-        except JsonProblem:
-            return False
-        return isinstance(record, dict) and (record.get("query_id"), record.get("doc_id")) == (
-            query_id,
-            doc_id,
-        )
-
-    first = find_line(path, same)
-    problem = f"doc {doc_id!r} listed again for query {query_id!r} (first on line {first})"
-    raise DatasetFormatError(path, number, problem, "each doc id at most once per query")
-
-
-def _jsonl_record(path: PathArg, number: int, line: str) -> tuple[str, str, float]:
-    record = load_json_line(path, number, line, _JSONL_EXPECTED)
-    if not isinstance(record, dict):
-        raise DatasetFormatError(path, number, "the line is no JSON object", _JSONL_EXPECTED)
-    query_id, doc_id, score = record.get("query_id"), record.get("doc_id"), record.get("score")
-    for name, value in (("query_id", query_id), ("doc_id", doc_id)):
-        if not isinstance(value, str):
-            problem = f"{name} is {'missing' if value is None else 'no string'}"
-            raise DatasetFormatError(path, number, problem, _JSONL_EXPECTED)
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        problem = f"score is {'missing' if score is None else 'no number'}"
-        raise DatasetFormatError(path, number, problem, _JSONL_EXPECTED)
-    return query_id, doc_id, float(score)  # type: ignore[return-value]
+        if kind == "json":
+            return read_json_run(source, max_bytes, max_blank)
+        return read_jsonl_run(source, max_blank)
 
 
 def _read_parquet(path: PathArg) -> dict[str, Any]:
     import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     try:
-        table = parquet.read_table(path)
-    except OSError:
+        # Pages written with checksums (as write_run writes them) are checked against them, so
+        # a flipped byte is an error instead of a changed score.
+        table = parquet.read_table(path, page_checksum_verification=True)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
-    except Exception as error:  # pyarrow's own errors: a file that is no Parquet
-        raise DatasetFormatError(path, 1, f"not a Parquet file ({error})", ACCEPTED_RUN) from None
+    except Exception as error:  # pyarrow's own errors: no Parquet file, or a damaged one
+        problem, expected = _parquet_problem(path, error)
+        raise DatasetFormatError(path, 1, problem, expected) from None
     try:
         return run_from_frame(table, f"run file {os.fspath(path)}")
     except (TypeError, ValueError) as error:
         raise DatasetFormatError(path, 1, str(error), ACCEPTED_RUN) from None
+
+
+def _parquet_problem(path: PathArg, error: Exception) -> tuple[str, str]:
+    """What is wrong with a Parquet file pyarrow cannot read, and what was expected: no
+    Parquet at all, or damaged data in a row group and column (a flipped byte in a page)."""
+    import pyarrow.parquet as parquet  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    try:
+        file = parquet.ParquetFile(path, page_checksum_verification=True)
+    except Exception:
+        return f"not a Parquet file ({_one_line(error)})", ACCEPTED_RUN
+    first_row = 0
+    for group in range(file.num_row_groups):
+        rows = file.metadata.row_group(group).num_rows
+        for column in file.schema_arrow.names:
+            try:
+                file.read_row_group(group, columns=[column])
+            except Exception as damage:
+                where = f"row group {group} (rows {first_row}-{first_row + rows - 1})"
+                problem = f"damaged data in {where}, column {column!r} ({_one_line(damage)})"
+                return problem, _UNDAMAGED
+        first_row += rows
+    return f"damaged Parquet data ({_one_line(error)})", _UNDAMAGED
+
+
+_UNDAMAGED = "a complete, undamaged Parquet file"
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
 
 
 def scored_rows(run: Mapping[str, Any]) -> Iterator[tuple[str, list[str], list[float]]]:
@@ -196,7 +161,7 @@ def write_run(path: PathArg, run: object, format: str | None = None, *, tag: str
         with write_text_atomically(path) as out:
             written = 0
             for query_id, ranked, scores in scored_rows(table):
-                _check_row(query_id, ranked, scores)
+                _check_ids(query_id, ranked)
                 if kind == "json":
                     out.write(",\n" if written else "{")
                     pairs = zip(ranked, scores, strict=True)
@@ -212,19 +177,14 @@ def write_run(path: PathArg, run: object, format: str | None = None, *, tag: str
                 out.write("}\n" if written else "{}\n")
 
 
-def _check_row(query_id: str, ranked: list[str], scores: list[float]) -> None:
-    """Refuse what could not be read back: a score that is not finite, an id UTF-8 cannot
-    encode (a lone surrogate)."""
+def _check_ids(query_id: str, ranked: list[str]) -> None:
+    """Refuse an id UTF-8 cannot encode (a lone surrogate): it could not be read back. (Scores
+    were checked where the run came in, by :func:`~ef.evaluation._io.frames.as_run`.)"""
     for text in (query_id, *ranked):
         if lone_surrogate(text) is not None:
             raise ValueError(
                 f"query {query_id!r}: id {text!r} holds a lone surrogate; expected text UTF-8 "
                 "can encode"
-            )
-    for doc, score in zip(ranked, scores, strict=True):
-        if score - score:
-            raise ValueError(
-                f"query {query_id!r}: score of {doc!r} is {score}; expected a finite number"
             )
 
 
@@ -234,7 +194,7 @@ def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
 
     columns: dict[str, list[Any]] = {"q_id": [], "doc_id": [], "score": []}
     for query_id, ranked, scores in scored_rows(run):
-        _check_row(query_id, ranked, scores)
+        _check_ids(query_id, ranked)
         columns["q_id"].extend([query_id] * len(ranked))
         columns["doc_id"].extend(ranked)
         columns["score"].extend(scores)
@@ -243,7 +203,7 @@ def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
     )
     table = arrow.table(columns, schema=schema)
     with _replaced_atomically(path) as temporary:
-        parquet.write_table(table, temporary)
+        parquet.write_table(table, temporary, write_page_checksum=True)
 
 
 @contextlib.contextmanager

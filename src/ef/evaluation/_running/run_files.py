@@ -6,12 +6,15 @@ from typing import Any
 
 from ef.evaluation._io import runs as _runs
 from ef.evaluation._io.files import PathArg
+from ef.evaluation._io.lines import MAX_JSON_DOCUMENT
 from ef.evaluation._plugins import HOST
 
 __all__ = ["read_run", "write_run"]
 
 
-def read_run(path: PathArg, *, format: str | None = None) -> dict[str, Any]:
+def read_run(
+    path: PathArg, *, format: str | None = None, max_bytes: int = MAX_JSON_DOCUMENT
+) -> dict[str, Any]:
     """Read a run file of any format into ``{query_id: {doc_id: score}}``.
 
     The format is ``format`` if given, else told from the file name (after a ``.gz``):
@@ -25,10 +28,20 @@ def read_run(path: PathArg, *, format: str | None = None) -> dict[str, Any]:
       included).
 
     TREC, JSON and JSON Lines files may be gzip-compressed, whatever their name. Scores must be
-    finite numbers. The queries keep their file order, the docs too (unsorted).
+    finite numbers (a JSON number such as ``1e400`` that overflows a float is refused, as in a
+    TREC file); a key given twice in a JSON object (a doc, a query, a record's ``"score"``) is
+    refused, not overwritten. A ``.json`` document is read whole: it may hold at most
+    ``max_bytes`` characters once decompressed, and no JSON or JSON Lines file more than 1 MiB
+    of whitespace or blank lines in a row (a small gzip file could otherwise unpack to
+    gigabytes of nothing). A Parquet file's pages are checked against their checksums when it
+    has them (:func:`write_run` writes them); damaged data is an error naming the row group and
+    the column. The queries keep their file order, the docs too (unsorted).
 
     :param path: the run file.
     :param format: ``"trec"``, ``"json"``, ``"jsonl"`` or ``"parquet"``, or ``None``.
+    :param max_bytes: the largest ``.json`` document read, in characters of decompressed text
+        (1 GiB); raise it for a larger run, or write the run as JSON Lines or TREC, which are
+        streamed.
     :returns: the scores, ``{query_id: {doc_id: score}}``.
     :raises FileNotFoundError: if ``path`` does not exist.
     :raises ValueError: for an unknown ``format``.
@@ -41,7 +54,7 @@ def read_run(path: PathArg, *, format: str | None = None) -> dict[str, Any]:
     ...     print(read_run(path))
     {'q1': {'d1': 2.5}}
     """
-    return _runs.read_run(path, format, HOST.trec_run_parser())
+    return _runs.read_run(path, format, HOST.trec_run_parser(), max_bytes=max_bytes)
 
 
 def write_run(path: PathArg, run: object, *, format: str | None = None, tag: str = "ef") -> None:

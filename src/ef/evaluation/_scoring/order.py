@@ -28,9 +28,16 @@ def rank_by_score(scores: Mapping[str, float]) -> list[str]:
 
     >>> rank_by_score({'d1': 0.5, 'd2': 0.9, 'd3': 0.5})
     ['d2', 'd3', 'd1']
+    >>> rank_by_score({'d1': float('nan')})
+    Traceback (most recent call last):
+    ...
+    ValueError: score of 'd1' is NaN; expected a number
     """
     values = list(scores.values())
-    if all(map(gt, values, islice(values, 1, None))):
+    # No NaN passes ``>``, so a NaN fails this test unless it is the only score.
+    if all(map(gt, values, islice(values, 1, None))) and (
+        len(values) != 1 or values[0] == values[0]
+    ):
         return list(scores)
     if any(map(math.isnan, values)):
         doc_id = next(doc for doc, score in scores.items() if math.isnan(score))
