@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import ray.cloudpickle
 
@@ -106,3 +107,88 @@ def test_a_query_that_kills_every_replica_fails_alone(tmp_path: Path) -> None:
     assert report.metrics == {"ndcg@1": 1.0}
     assert len(report.per_query) == 39
     assert info["resubmitted"] >= 2
+
+
+# searches that hang
+
+HANGS = {"q05", "q15", "q25", "q35"}
+TIMEOUT = 4.0
+"""The runner's timeout per search: generous for a 20-ms search on a loaded machine."""
+
+
+class Hanging(Listed):
+    """Hangs on queries starting with ``hang`` until the file ``released`` exists (60 s at
+    most, so that a replica that waits for them cannot keep the test waiting for ever)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder)
+
+    def search(self, query: str, *, limit: int = 10) -> list[str]:
+        if query.startswith("hang"):
+            deadline = time.monotonic() + 60
+            while not (self.folder / "released").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return super().search(query, limit=limit)
+
+
+@pytest.mark.parametrize(
+    ("actor_concurrency", "max_concurrency"),
+    [(1, 1), (8, 12)],
+    ids=["one-at-a-time", "batched"],
+)
+def test_searches_that_hang_time_out_alone(
+    tmp_path: Path, actor_concurrency: int, max_concurrency: int
+) -> None:
+    queries = {q: f"hang {text}" if q in HANGS else text for q, text in QUERIES.items()}
+    retriever = RayRetriever(
+        functools.partial(Hanging, str(tmp_path)),
+        num_cpus=0.5,
+        actor_concurrency=actor_concurrency,
+    )
+    try:
+        with pytest.warns(IncompleteEvaluationWarning, match="4 of 40 queries failed"):
+            report = evaluate_retrieval(
+                retriever.start(),
+                QRELS,
+                queries,
+                max_concurrency=max_concurrency,
+                timeout=TIMEOUT,
+                **OPTIONS,
+            )
+    finally:
+        (tmp_path / "released").touch()  # the abandoned searches end
+        retriever.shutdown()
+    assert sorted(failure.query_id for failure in report.failures) == sorted(HANGS)
+    assert {failure.error_type for failure in report.failures} == {"TimeoutError"}
+    assert len(report.per_query) == 36
+    assert report.metrics == {"ndcg@1": 1.0}
+
+
+@pytest.mark.anyio
+async def test_a_hung_search_keeps_no_other_search_of_its_batch_waiting(tmp_path: Path) -> None:
+    retriever = RayRetriever(
+        functools.partial(Hanging, str(tmp_path)), num_cpus=0.5, actor_concurrency=2, max_batch=3
+    ).start()
+    found: dict[str, Any] = {}
+
+    async def one(query: str) -> None:
+        with anyio.move_on_after(TIMEOUT):  # the runner's timeout, as evaluate_retrieval sets it
+            found[query] = await retriever.search(query, limit=1)
+
+    try:
+        together = ("first", "hang", "third", "fourth", "fifth", "sixth")
+        async with anyio.create_task_group() as group:
+            for query in together:
+                group.start_soon(one, query)
+        assert found == {query: ["d1"] for query in together if query != "hang"}
+        # Two searches in each of 3 calls (3 in flight at most); the hung one asked for again.
+        assert retriever._batches.calls == 4
+        # Its place is free again: two more searches are answered while it still hangs.
+        async with anyio.create_task_group() as group:
+            for query in ("seventh", "eighth"):
+                group.start_soon(one, query)
+        assert found["seventh"] == found["eighth"] == ["d1"]
+        assert not (tmp_path / "released").exists()
+    finally:
+        (tmp_path / "released").touch()
+        retriever.shutdown()

@@ -121,6 +121,10 @@ class RayRetriever:
     fails the searches it was answering with a ``RayActorError``; those are resubmitted here to
     another replica (each search of a lost batch on its own), once per replica, so a lost node
     costs time, not queries. Each search is answered once: nothing is scored twice.
+    A search the runner gives up on (its ``timeout``) is given up in its replica too, which
+    goes on with the next search at once (the hung one's thread runs on, abandoned); a call
+    returns the searches it has done without waiting for one that stalls (see
+    ``docs/cluster.md``).
 
     :param factory: builds the retriever in an actor — a picklable callable without arguments,
         e.g. ``functools.partial(ef.source_manager.load_index, "/shared/index")``.
@@ -192,12 +196,17 @@ class RayRetriever:
                 options = Replica.options(
                     num_cpus=self.num_cpus,
                     num_gpus=self.num_gpus,
-                    max_concurrency=self.actor_concurrency,
+                    # An asyncio actor: its searches run in threads of its own, at most
+                    # actor_concurrency at once; the loop takes calls (and abandonments).
+                    max_concurrency=1000,
                     max_restarts=self.max_restarts,
                     max_task_retries=0,  # resubmitted here, to another replica
                     scheduling_strategy="SPREAD",
                 )
-                self._handles = [options.remote(self.factory) for _ in range(self.replicas)]
+                self._handles = [
+                    options.remote(self.factory, self.actor_concurrency)
+                    for _ in range(self.replicas)
+                ]
                 self._in_flight = [0] * self.replicas
                 self._resending = [None] * self.replicas
             return self._handles
