@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ef_evaluation_ray._batches import Batcher
-from ef_evaluation_ray._calls import unwrapped
+from ef_evaluation_ray._calls import await_refs, unwrapped
 
 __all__ = [
     "DEFAULT_START_TIMEOUT",
@@ -274,7 +274,7 @@ class RayRetriever:
             index, handle = self._choose(tried)
             try:
                 if tried:
-                    await self._resend_alone(index, turn)
+                    await self._resend_alone(index, handle, turn)
                 return await self._batches.ask(index, handle, query, limit)
             except RayActorError:
                 tried.add(index)
@@ -288,19 +288,32 @@ class RayRetriever:
                     if self._resending[index] is turn:
                         self._resending[index] = None
 
-    async def _resend_alone(self, index: int, turn: object) -> None:
-        """Wait until no other resubmitted search is in flight on replica ``index``, then take
-        its turn. A search that kills every replica it reaches (a query that crashes the
-        retriever) then dies alone on each: the healthy searches lost with it are resent and
-        answered, and only it fails, once it has lost every replica."""
+    async def _resend_alone(self, index: int, handle: Any, turn: object) -> None:
+        """Wait until no other resubmitted search is in flight on replica ``index``, take its
+        turn, and wait until the replica answers (it may be restarting). A search that kills
+        every replica it reaches (a query that crashes the retriever) then dies alone on each:
+        the healthy searches lost with it are resent and answered, and only it fails, once it
+        has lost every replica.
+
+        :raises RayActorError: when the replica does not come back (3 tries).
+        """
         import anyio
+        from ray.exceptions import RayActorError
 
         while True:
             with self._lock:
                 if self._resending[index] is None:
                     self._resending[index] = turn
-                    return
+                    break
             await anyio.sleep(0.01)  # rare: only after a replica died
+        for attempt in range(3):  # a replica just lost may not be known as restarting yet
+            try:
+                await await_refs([handle.ready.remote()])
+                return
+            except RayActorError:
+                if attempt == 2:
+                    raise
+                await anyio.sleep(0.5)
 
     def describe(self) -> dict[str, Any]:
         """Replicas, the nodes they run on, resources: ``manifest["retriever_info"]``."""
