@@ -143,7 +143,8 @@ def overhead(retriever: Any, index: Any, texts: list[str]) -> dict[str, float]:
         for text in chunk:
             index.search(text, limit=10, per_document=True)
         tock = time.perf_counter()
-        ray.get(replica.search_batch.remote([(text, 10) for text in chunk]))
+        calls = [(start + offset, text, 10) for offset, text in enumerate(chunk)]  # keyed
+        ray.get(replica.search_batch.remote(calls))
         beside.append((tock - tick) / 4)
         batched.append((time.perf_counter() - tock) / 4)
     return {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from plugin_venvs import FIXTURES, ROOT, build_venv, environment, outside_checko
 PLUGINS = ("exit_at_import", "exit_in_hook", "print_at_import", "bad_reader")
 """Loaded together: each misbehaves in its own way, and the others must not notice."""
 SELECTION = ",".join(PLUGINS)
+HANGING = ("hang_at_import", "hang_in_hook")
+"""Installed too, and selected only by the tests of plugin code that never finishes."""
 
 PROBE = """
 import json, sys, warnings
@@ -76,21 +79,22 @@ json.dump(
 def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the core and the misbehaving plugins."""
     base = tmp_path_factory.mktemp("plugin-isolation")
-    fixtures = [*PLUGINS, "interrupt_at_import"]
+    fixtures = [*PLUGINS, "interrupt_at_import", *HANGING]
     return build_venv(base, [ROOT, *(FIXTURES / name for name in fixtures)])
 
 
 def ef_eval(
-    python: Path, *args: str | Path, selection: str = SELECTION
+    python: Path, *args: str | Path, selection: str = SELECTION, **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run the installed ``ef-eval`` with ``args``; any exit code is returned, not raised."""
+    """Run the installed ``ef-eval`` with ``args`` (``extra``: more environment variables); any
+    exit code is returned, not raised."""
     return subprocess.run(
         [scripts(python) / "ef-eval", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=240,
         check=False,
-        env=environment(selection),
+        env=environment(selection, **extra),
         **outside_checkout(python),
         **FOREGROUND,  # the plugin's Ctrl-C must reach it, however the suite was started
     )
@@ -248,6 +252,66 @@ def test_ctrl_c_while_a_plugin_imports_is_not_a_plugin_failure(venv_python):
     assert output == "interrupted\n"
 
 
+# plugin code that never finishes
+
+
+def test_a_plugin_whose_import_or_hook_hangs_is_skipped_after_the_timeout(venv_python, tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d3 2 1.0 a\n", encoding="utf-8")
+    done = ef_eval(
+        venv_python,
+        "run",
+        tmp_path / "qrels.txt",
+        tmp_path / "a.run",
+        "--k",
+        "2",
+        "--metrics",
+        "printed_judged,ndcg",
+        "--format",
+        "json",
+        selection="hang_at_import,hang_in_hook,print_at_import",
+        EF_EVALUATION_PLUGIN_TIMEOUT="2",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["a.run"]["metrics"] == {"printed_judged@2": 0.5, "ndcg@2": 1.0}
+    hint = (
+        " and is skipped (it runs on, unused, until the program ends); "
+        "EF_EVALUATION_PLUGIN_TIMEOUT sets how many seconds to wait, EF_EVALUATION_PLUGINS "
+        "which plugins to load\n"
+    )
+    assert (
+        "ef-eval: warning: plugin 'hang_at_import' (distribution ef-evaluation-hang-at-import "
+        "0.8.0) did not finish loading in 2 s" + hint
+    ) in done.stderr
+    [hook] = [line for line in done.stderr.splitlines() if "'hang_in_hook'" in line]
+    assert hook.startswith(
+        "ef-eval: warning: plugin 'hang_in_hook' (distribution ef-evaluation-hang-in-hook "
+        "0.8.0) did not answer ef_evaluation_"
+    )  # the first of its hooks asked; dropped then, its other hook is never asked
+    assert hook.endswith(" in 2 s" + hint.rstrip("\n"))
+
+
+def test_hung_plugins_are_left_out_of_the_plugin_list(venv_python):
+    done = ef_eval(
+        venv_python,
+        "plugins",
+        "--format",
+        "json",
+        selection=",".join(HANGING),
+        EF_EVALUATION_PLUGIN_TIMEOUT="1.5",
+    )
+    assert done.returncode == 0, done.stderr
+    names = {plugin["name"] for plugin in json.loads(done.stdout)}
+    assert not names & set(HANGING)
+    assert done.stderr.count("ef-eval: warning: plugin 'hang_") == 2
+
+
+def test_a_bad_plugin_timeout_is_an_error_naming_the_variable(venv_python):
+    done = ef_eval(venv_python, "plugins", selection="", EF_EVALUATION_PLUGIN_TIMEOUT="soon")
+    assert done.returncode != 0
+    assert "EF_EVALUATION_PLUGIN_TIMEOUT must be a number of seconds > 0, got 'soon'" in done.stderr
+
+
 # the same rules in-process
 
 
@@ -387,3 +451,41 @@ def test_registered_plugin_refused_by_the_host_unregisters_nothing():
         with registered_plugin(Misspelled(), name="misspelled") as name:
             assert name == "misspelled"
     assert [info.name for info in HOST.plugins()] == before
+
+
+class HangingPlugin:
+    """Registers one metric, then waits for ``released`` (at most 60 s) before the second."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+
+    @hookimpl
+    def ef_evaluation_register_metrics(self, register):
+        register("before_hanging", lambda ranked, relevant, k: 1.0)
+        self.released.wait(60)
+        register("after_hanging", lambda ranked, relevant, k: 1.0)
+
+
+def test_in_process_a_hook_that_hangs_is_dropped_with_all_it_registered(monkeypatch):
+    monkeypatch.setenv("EF_EVALUATION_PLUGIN_TIMEOUT", "0.5")
+    HOST.reset()
+    plugin = HangingPlugin()
+    try:
+        with registered_plugin(plugin, name="hanging"):
+            with pytest.warns(
+                PluginWarning,
+                match=r"^plugin 'hanging' \(registered in-process\) "
+                r"did not answer ef_evaluation_register_metrics in 0\.5 s and is "
+                r"skipped .*; EF_EVALUATION_PLUGIN_TIMEOUT sets how many seconds to wait, "
+                r"EF_EVALUATION_PLUGINS which plugins to load$",
+            ):
+                metrics = registry().metrics
+            assert "ndcg" in metrics
+            assert not {"before_hanging", "after_hanging"} & set(metrics)
+            assert "hanging" not in {info.name for info in HOST.plugins()}
+            plugin.released.set()  # its abandoned call ends; what it registers then is lost
+            assert "after_hanging" not in registry().metrics
+    finally:
+        plugin.released.set()
+        monkeypatch.delenv("EF_EVALUATION_PLUGIN_TIMEOUT")
+        HOST.reset()

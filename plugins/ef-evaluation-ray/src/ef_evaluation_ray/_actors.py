@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import ray
@@ -22,9 +24,10 @@ from ef.evaluation._running.adapters import PreparedRetriever, prepare_retriever
 from ef.evaluation._running.driver import retriever_identity
 from ef.source_manager import ingest
 from ef_evaluation_ray._bm25_shard import CollectionStatistics, GlobalBm25Shard, shard_statistics
+from ef_evaluation_ray._calls import LOST
 from ef_evaluation_ray._hits import RankedHit
 
-__all__ = ["Replica", "Shard", "statistics_of"]
+__all__ = ["STALL", "Replica", "Shard", "statistics_of"]
 
 
 def _where() -> dict[str, Any]:
@@ -96,46 +99,142 @@ class _Built:
             raise self._failure
 
 
-class _Replica(_Built):
-    """One copy of the retriever ``factory()`` builds, answering searches."""
+STALL = 0.05
+"""Seconds a call waits for more of its searches to finish, once one has, before it returns
+those that have: a search that takes long (or hangs) keeps only itself waiting."""
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
+
+class _Search:
+    """One search in a replica: its task, and the event by which the driver abandons it."""
+
+    __slots__ = ("abandoned", "task")
+
+    def __init__(self) -> None:
+        self.abandoned = asyncio.Event()
+        self.task: asyncio.Task[bytes] | None = None
+
+
+class _Replica(_Built):
+    """One copy of the retriever ``factory()`` builds, answering searches.
+
+    An asyncio actor: each search runs in a thread of the replica's own, at most
+    ``concurrency`` at once, while the actor's loop stays free to take more searches, return
+    those that are done, and hear that the driver abandoned one (the runner's timeout). An
+    abandoned search gives its place to the next at once; its thread runs on, unused, as a
+    timed-out thread in the runner does. The retriever is built, and with ``concurrency=1``
+    searched, in one thread (thread-affine indexes such as sqlite work) — until a search is
+    abandoned: the next ones run in a fresh thread.
+    """
+
+    def __init__(self, factory: Callable[[], Any], concurrency: int = 1) -> None:
         self._prepared: dict[int, PreparedRetriever] = {}
+        self._concurrency = concurrency
+        self._pool = self._new_pool()
+        self._slots: asyncio.Semaphore | None = None  # made in the actor's loop
+        self._searches: dict[int, _Search] = {}
+        self._own = itertools.count(-1, -1)  # keys of searches not sent by a driver's batcher
         try:
-            self._retriever = factory()
+            self._retriever = self._pool.submit(factory).result()
         except Exception as error:
             self._failure = error
 
-    def ready(self) -> dict[str, Any]:
+    def _new_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(self._concurrency, thread_name_prefix="ef-replica")
+
+    async def ready(self) -> dict[str, Any]:
         """Where the replica runs, once its retriever is built."""
         self._check()
         return _where()
 
-    def identity(self) -> str:
+    async def identity(self) -> str:
         """The retriever's identity, as an in-process evaluation would record it."""
         self._check()
         return retriever_identity(self._retriever)
 
-    def search(self, query: str, limit: int) -> Any:
+    async def search(self, query: str, limit: int) -> Any:
         """The results of one search (``SearchHit`` results sent as :class:`RankedHit` tuples)."""
         self._check()
-        return _compact(self._answer(query, limit))
+        (outcome,) = await self.search_batch([(next(self._own), query, limit)])
+        assert outcome
+        success, value = pickle.loads(outcome)
+        if success:
+            return value
+        raise value
 
-    def search_batch(self, calls: Sequence[tuple[str, int]]) -> list[bytes]:
-        """Several searches in one call: each answered on its own, its results or its exception
-        pickled on its own — one query's failure fails only that query.
+    async def search_batch(self, calls: Sequence[tuple[int, str, int]]) -> list[bytes | None]:
+        """Several searches in one call, ``(key, query, limit)`` each: each answered on its own,
+        its results or its exception pickled on its own — one query's failure fails only that
+        query. The call returns when every search is done, or when some are and the others
+        have not moved for :data:`STALL` seconds: those are ``None``, for :meth:`more`.
 
-        :returns: per call, a pickled ``(True, results)`` or ``(False, exception)``.
+        :returns: per call, a pickled ``(True, results)`` or ``(False, exception)``, or None.
         """
         self._check()
-        packed = []
-        for query, limit in calls:
-            try:
-                outcome: tuple[bool, Any] = (True, _compact(self._answer(query, limit)))
-            except Exception as error:
-                outcome = (False, error)
-            packed.append(_packed(outcome))
-        return packed
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._concurrency)
+        keys = []
+        for key, query, limit in calls:
+            search = self._searches[key] = _Search()
+            search.task = asyncio.ensure_future(self._run(search, query, limit))
+            keys.append(key)
+        return await self.more(keys)
+
+    async def more(self, keys: Sequence[int]) -> list[bytes | None]:
+        """The outcomes of searches sent before, as :meth:`search_batch` returns them."""
+        tasks = [search.task for key in keys if (search := self._searches.get(key)) is not None]
+        pending = {task for task in tasks if task is not None}
+        progressed = False
+        while pending:
+            done, pending = await asyncio.wait(
+                pending,
+                timeout=STALL if progressed else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            if not done:
+                break  # stalled: those done go back now, the others wait for more()
+            progressed = True
+        outcomes: list[bytes | None] = []
+        for key in keys:
+            search = self._searches.get(key)
+            if search is None:  # abandoned (nobody waits for it), or lost in a restart
+                outcomes.append(LOST)
+            elif search.task is not None and search.task.done():
+                del self._searches[key]
+                outcomes.append(search.task.result())
+            else:
+                outcomes.append(None)
+        return outcomes
+
+    async def abandon(self, key: int) -> None:
+        """Give up search ``key`` (the driver no longer waits for it): it gives its place to
+        the next search, or never runs."""
+        search = self._searches.pop(key, None)
+        if search is not None:
+            search.abandoned.set()
+
+    async def _run(self, search: _Search, query: str, limit: int) -> bytes:
+        assert self._slots is not None
+        async with self._slots:
+            if search.abandoned.is_set():
+                return _packed((False, TimeoutError("the search was abandoned")))
+            pool = self._pool
+            answer = asyncio.wrap_future(pool.submit(self._outcome, query, limit))
+            abandoned = asyncio.ensure_future(search.abandoned.wait())
+            await asyncio.wait({answer, abandoned}, return_when=asyncio.FIRST_COMPLETED)
+            abandoned.cancel()
+            if answer.done():
+                return answer.result()
+            if self._pool is pool:  # its thread stays busy: the next searches get new ones
+                self._pool = self._new_pool()
+                pool.shutdown(wait=False)
+            return _packed((False, TimeoutError("the search was abandoned")))
+
+    def _outcome(self, query: str, limit: int) -> bytes:
+        try:
+            outcome: tuple[bool, Any] = (True, _compact(self._answer(query, limit)))
+        except Exception as error:
+            outcome = (False, error)
+        return _packed(outcome)
 
     def _answer(self, query: str, limit: int) -> Any:
         prepared = self._prepared.get(limit)
@@ -145,7 +244,7 @@ class _Replica(_Built):
             )
         results = prepared.call(query)
         if prepared.is_async and inspect.isawaitable(results):
-            # A threaded actor has no running loop; each call gets one of its own.
+            # The replica's threads have no running loop; each call gets one of its own.
             results = asyncio.run(_awaited(results))
         return _portable(results)
 

@@ -14,6 +14,12 @@ replica pickles each query's outcome on its own), a cancelled search leaves the 
 batch waiting, and a lost actor fails every search of its batch with ``RayActorError``, for the
 retriever to resubmit each to another replica.
 
+A search that takes long — or hangs — keeps only itself waiting. The replica runs each search
+of a call on its own and answers the call with the searches done once the others stall (see
+``_actors.STALL``); those still running are asked for again in a follow-up call (``more``).
+A search cancelled after it was sent (the runner's timeout) is abandoned in the replica, which
+gives its place to the next search at once.
+
 On asyncio a call's answer reaches its searches through one callback: Ray's thread hands it to
 the loop once, which sets each search's own future and sends the next call for the replica at
 once — no task, shielded future or event per search, which cost the driver as much CPU per call
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import math
 import pickle
 import threading
@@ -34,20 +41,23 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from ef_evaluation_ray._calls import await_refs, unwrapped
+from ef_evaluation_ray._calls import LOST, await_refs, unwrapped
 
 __all__ = ["Batcher"]
 
 
 class _Batch:
-    """Searches sent to one replica as one call."""
+    """Searches sent to one replica as one call (or the follow-up call for those of a call
+    that were still running when it came back: ``next``)."""
 
-    __slots__ = ("ref", "released", "waiting")
+    __slots__ = ("entries", "next", "ref", "released", "waiting")
 
-    def __init__(self, ref: Any, waiting: int) -> None:
+    def __init__(self, ref: Any, entries: list[_Entry]) -> None:
         self.ref = ref
-        self.waiting = waiting
+        self.entries = entries
+        self.waiting = len(entries)
         self.released = False
+        self.next: _Batch | None = None
 
 
 class _Entry:
@@ -55,11 +65,14 @@ class _Entry:
     a future of its own that the batch's arrival sets; elsewhere by fetching the batch's ref
     once ``sent`` is set."""
 
-    __slots__ = ("answer", "batch", "limit", "position", "query", "sent")
+    __slots__ = ("answer", "batch", "key", "left", "limit", "position", "query", "sent")
 
-    def __init__(self, query: str, limit: int, loop: asyncio.AbstractEventLoop | None) -> None:
-        self.query, self.limit = query, limit
-        self.answer: asyncio.Future[list[bytes]] | None = None
+    def __init__(
+        self, key: int, query: str, limit: int, loop: asyncio.AbstractEventLoop | None
+    ) -> None:
+        self.key, self.query, self.limit = key, query, limit
+        self.left = False
+        self.answer: asyncio.Future[bytes] | None = None
         self.sent: anyio.Event | None = None
         if loop is None:
             self.sent = anyio.Event()
@@ -90,6 +103,7 @@ class Batcher:
         self._waiting: list[deque[_Entry]] = [deque() for _ in range(replicas)]
         self._handles: list[Any] = [None] * replicas
         self._out = [0] * replicas
+        self._keys = itertools.count()
         self.calls = 0
         """How many calls were sent (a batch is one call)."""
 
@@ -99,7 +113,7 @@ class Batcher:
         :raises Exception: the retriever's exception for this query, or the call's error —
             ``RayActorError`` when the replica died — for every query of the batch.
         """
-        entry = _Entry(query, limit, _running_loop())
+        entry = _Entry(next(self._keys), query, limit, _running_loop())
         with self._lock:
             self._handles[index] = handle
             queue = self._waiting[index]
@@ -112,7 +126,7 @@ class Batcher:
                 await anyio.lowlevel.checkpoint()
                 self._dispatch(index)
             try:
-                outcomes = await self._outcomes(entry)
+                outcome = await self._outcome(index, entry)
             except Exception as error:
                 finished = True  # the call failed: a lost actor, or the factory's error
                 cause = unwrapped(error)
@@ -122,21 +136,54 @@ class Batcher:
             finished = True
         finally:
             self._leave(index, entry, finished)
-        success, value = pickle.loads(outcomes[entry.position])
+        if outcome == LOST:
+            from ray.exceptions import RayActorError
+
+            raise RayActorError(error_msg="the replica restarted and lost this search")
+        success, value = pickle.loads(outcome)
         if success:
             return value
         raise value
 
-    @staticmethod
-    async def _outcomes(entry: _Entry) -> list[bytes]:
+    async def _outcome(self, index: int, entry: _Entry) -> bytes:
         if entry.answer is not None:
             # Cancelled (a timeout), this search abandons its own future, not its batch's.
             return await entry.answer
         assert entry.sent is not None
         await entry.sent.wait()
-        assert entry.batch is not None
-        (outcomes,) = await await_refs([entry.batch.ref])
-        return list(outcomes)
+        while True:
+            with self._lock:  # another search's thread may move it on to a follow-up call
+                batch, position = entry.batch, entry.position
+            assert batch is not None
+            (outcomes,) = await await_refs([batch.ref])
+            outcome: bytes | None = outcomes[position]
+            if outcome is not None:
+                return outcome
+            self._follow(index, batch, outcomes)
+
+    def _follow(self, index: int, batch: _Batch, outcomes: list[bytes | None]) -> list[_Entry]:
+        """Ask the replica again for the searches of ``batch`` it had not answered, in one
+        call (once per batch); the searches moved on to it."""
+        with self._lock:
+            if batch.next is not None:
+                return []
+            entries = [
+                entry
+                for entry in batch.entries
+                if outcomes[entry.position] is None and not entry.left
+            ]
+            if not batch.released:
+                batch.released = True
+                self._out[index] -= 1
+            if not entries:
+                return []
+            ref = self._handles[index].more.remote([entry.key for entry in entries])
+            batch.next = follow_up = _Batch(ref, entries)
+            for position, entry in enumerate(entries):
+                entry.batch, entry.position = follow_up, position
+            self._out[index] += 1
+            self.calls += 1
+        return entries
 
     def _dispatch(self, index: int) -> None:
         """Send the waiting searches while the replica has room, shared over that room."""
@@ -148,37 +195,46 @@ class Batcher:
                 size = min(self._max_batch, math.ceil(len(queue) / room))
                 entries = [queue.popleft() for _ in range(size)]
                 ref = self._handles[index].search_batch.remote(
-                    [(entry.query, entry.limit) for entry in entries]
+                    [(entry.key, entry.query, entry.limit) for entry in entries]
                 )
-                batch = _Batch(ref, len(entries))
+                batch = _Batch(ref, entries)
                 for position, entry in enumerate(entries):
                     entry.batch, entry.position = batch, position
                 self._out[index] += 1
                 self.calls += 1
                 sent.append((batch, entries))
-        loop = _running_loop()
         for batch, entries in sent:
-            if loop is not None:
-                # Ray calls back from its own thread; the loop hands the answer to each search
-                # at once, one wake-up per call rather than a task and a future per search.
-                arrived = functools.partial(self._arrived, index, batch, entries)
-                batch.ref.future().add_done_callback(functools.partial(_call_soon, loop, arrived))
+            self._when_back(index, batch)
             for entry in entries:
                 if entry.sent is not None:
                     entry.sent.set()
 
-    def _arrived(self, index: int, batch: _Batch, entries: list[_Entry], call: Future[Any]) -> None:
-        """A call came back (on the loop): each of its searches gets the answer, unless it was
-        cancelled meanwhile, and the replica's room goes to the searches waiting for it."""
+    def _when_back(self, index: int, batch: _Batch) -> None:
+        loop = _running_loop()
+        if loop is not None:
+            # Ray calls back from its own thread; the loop hands the answer to each search
+            # at once, one wake-up per call rather than a task and a future per search.
+            arrived = functools.partial(self._arrived, index, batch)
+            batch.ref.future().add_done_callback(functools.partial(_call_soon, loop, arrived))
+
+    def _arrived(self, index: int, batch: _Batch, call: Future[Any]) -> None:
+        """A call came back (on the loop): each of its searches gets its answer, unless it was
+        cancelled meanwhile; those the replica had not answered are asked for again; the
+        replica's room goes to the searches waiting for it."""
         error = call.exception()
-        for entry in entries:
+        outcomes = None if error is not None else call.result()
+        for entry in batch.entries:
             answer = entry.answer
             if answer is None or answer.done():
                 continue
-            if error is None:
-                answer.set_result(call.result())
-            else:
-                answer.set_exception(error)
+            if outcomes is None:
+                answer.set_exception(error)  # type: ignore[arg-type]
+            elif outcomes[entry.position] is not None:
+                answer.set_result(outcomes[entry.position])
+        if outcomes is not None and batch.next is None and None in outcomes:
+            if self._follow(index, batch, outcomes):
+                assert batch.next is not None
+                self._when_back(index, batch.next)
         with self._lock:
             if batch.released:
                 return
@@ -190,10 +246,13 @@ class Batcher:
         """A search is done: answered, failed or cancelled. The first search of a batch to see
         its call come back (or the last to leave it) frees the replica's room for the next."""
         with self._lock:
+            entry.left = True
             batch = entry.batch
             if batch is None:
                 self._waiting[index].remove(entry)  # cancelled before it was sent: never sent
             else:
+                if not finished:  # sent, and given up (a timeout): the replica gives it up too
+                    self._handles[index].abandon.remote(entry.key)
                 batch.waiting -= 1
                 if batch.released or not (finished or batch.waiting == 0):
                     return

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["await_refs", "on_asyncio", "unwrapped"]
+__all__ = ["LOST", "await_refs", "on_asyncio", "unwrapped"]
+
+LOST = b""
+"""A replica's answer for a search it does not know: abandoned, or sent before it restarted."""
 
 
 def on_asyncio() -> bool:

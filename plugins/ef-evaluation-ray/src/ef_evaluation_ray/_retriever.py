@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from ef_evaluation_ray._batches import Batcher
-from ef_evaluation_ray._calls import unwrapped
+from ef_evaluation_ray._calls import await_refs, unwrapped
 
-__all__ = ["RayRetriever", "check_resources"]
+__all__ = [
+    "DEFAULT_START_TIMEOUT",
+    "RayRetriever",
+    "check_resources",
+    "check_timeout",
+    "not_started",
+    "started",
+]
 
 
 def check_resources(num_cpus: float, num_gpus: float) -> None:
@@ -25,15 +33,70 @@ def _count(name: str, value: object, least: int) -> int:
     return value
 
 
-def started(handles: list[Any]) -> list[dict[str, Any]]:
+DEFAULT_START_TIMEOUT = 600.0
+"""Seconds :meth:`RayRetriever.start` waits for the replicas by default."""
+
+
+def check_timeout(name: str, value: object) -> float | None:
+    """:raises ValueError: unless ``value`` is a number of seconds > 0, or None (no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a number of seconds > 0 or None, got {value!r}")
+    return float(value)
+
+
+def _resources(num_cpus: float, num_gpus: float) -> dict[str, float]:
+    asked = {"CPU": float(num_cpus)}
+    if num_gpus:
+        asked["GPU"] = float(num_gpus)
+    return asked
+
+
+def _shown(resources: dict[str, float]) -> str:
+    """The CPUs, GPUs and memory of a Ray resource table (not its per-node entries)."""
+    kept = {key: value for key, value in resources.items() if key in ("CPU", "GPU")}
+    return ", ".join(f"{key} {value:g}" for key, value in sorted(kept.items())) or "nothing"
+
+
+def not_started(what: str, timeout: float | None, num_cpus: float, num_gpus: float) -> TimeoutError:
+    """The error for actors or tasks that did not start in ``timeout`` seconds: what each asks
+    for, and what the cluster has."""
+    import ray
+
+    return TimeoutError(
+        f"{what} did not start in {timeout:g} s (start_timeout): each asks for "
+        f"{_shown(_resources(num_cpus, num_gpus))}; the cluster has "
+        f"{_shown(ray.cluster_resources())} in all, {_shown(ray.available_resources())} free. "
+        "Ask for less (num_cpus, num_gpus, fewer actors), add nodes, or give a factory that "
+        "loads slowly a longer start_timeout"
+    )
+
+
+def started(
+    handles: list[Any],
+    *,
+    timeout: float | None,
+    what: str,
+    num_cpus: float,
+    num_gpus: float,
+) -> list[dict[str, Any]]:
     """Wait until every actor has built its retriever; where each runs.
 
+    :param timeout: seconds to wait at most (``None``: no limit).
+    :param what: the actors, for the message (``"2 replicas"``).
+    :raises TimeoutError: when the actors are not all ready in ``timeout`` seconds — the
+        resources each asks for and those of the cluster named; the actors are stopped.
     :raises Exception: the factory's own error when an actor could not build its retriever.
     """
     import ray
 
+    refs = [handle.ready.remote() for handle in handles]
     try:
-        return list(ray.get([handle.ready.remote() for handle in handles]))
+        ready, pending = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        if pending:
+            raise not_started(f"{len(pending)} of {what}", timeout, num_cpus, num_gpus)
+        return list(ray.get(ready))
     except Exception as error:
         for handle in handles:  # a half-started retriever holds resources nobody can use
             ray.kill(handle)
@@ -58,6 +121,10 @@ class RayRetriever:
     fails the searches it was answering with a ``RayActorError``; those are resubmitted here to
     another replica (each search of a lost batch on its own), once per replica, so a lost node
     costs time, not queries. Each search is answered once: nothing is scored twice.
+    A search the runner gives up on (its ``timeout``) is given up in its replica too, which
+    goes on with the next search at once (the hung one's thread runs on, abandoned); a call
+    returns the searches it has done without waiting for one that stalls (see
+    ``docs/cluster.md``).
 
     :param factory: builds the retriever in an actor — a picklable callable without arguments,
         e.g. ``functools.partial(ef.source_manager.load_index, "/shared/index")``.
@@ -71,6 +138,10 @@ class RayRetriever:
     :param retriever_id: the identity recorded in journals and the manifest; by default the
         identity of the retriever the actors build (as an in-process evaluation records it),
         so a journal resumes on another cluster, or in-process.
+    :param start_timeout: seconds to wait for the replicas to start (placed on the cluster, and
+        their retriever built) before :meth:`start` gives up with a ``TimeoutError`` naming the
+        resources asked for and those of the cluster (``None``: no limit). An evaluation starts
+        the replicas the same way, when it reads :attr:`retriever_id` or :meth:`describe`.
     """
 
     def __init__(
@@ -84,6 +155,7 @@ class RayRetriever:
         max_restarts: int = 3,
         max_batch: int = 32,
         retriever_id: str | None = None,
+        start_timeout: float | None = DEFAULT_START_TIMEOUT,
     ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be a callable building the retriever, got {factory!r}")
@@ -94,9 +166,12 @@ class RayRetriever:
         self.max_restarts = _count("max_restarts", max_restarts, -1)
         self.max_batch = _count("max_batch", max_batch, 1)
         self.num_cpus, self.num_gpus = num_cpus, num_gpus
+        self.start_timeout = check_timeout("start_timeout", start_timeout)
+        self._started = False
         self._identity = retriever_id
         self._handles: list[Any] | None = None
         self._in_flight: list[int] = []
+        self._resending: list[object | None] = []  # per replica, the resent search in flight
         self._turn = 0
         self._lock = threading.Lock()  # trio runs searches from worker threads too
         self._batches = Batcher(
@@ -121,27 +196,44 @@ class RayRetriever:
                 options = Replica.options(
                     num_cpus=self.num_cpus,
                     num_gpus=self.num_gpus,
-                    max_concurrency=self.actor_concurrency,
+                    # An asyncio actor: its searches run in threads of its own, at most
+                    # actor_concurrency at once; the loop takes calls (and abandonments).
+                    max_concurrency=1000,
                     max_restarts=self.max_restarts,
                     max_task_retries=0,  # resubmitted here, to another replica
                     scheduling_strategy="SPREAD",
                 )
-                self._handles = [options.remote(self.factory) for _ in range(self.replicas)]
+                self._handles = [
+                    options.remote(self.factory, self.actor_concurrency)
+                    for _ in range(self.replicas)
+                ]
                 self._in_flight = [0] * self.replicas
+                self._resending = [None] * self.replicas
             return self._handles
 
     def start(self) -> RayRetriever:
         """Start the replicas and wait until each has built its retriever (the first search
         does this otherwise).
 
+        :raises TimeoutError: when the replicas have not all started in ``start_timeout``
+            seconds (the cluster lacks the resources asked for, or the factory is slow); the
+            message names the resources asked for and the cluster's.
         :raises Exception: the factory's error, when a replica could not build its retriever.
         """
+        count = f"{self.replicas} replica{'s' if self.replicas != 1 else ''}"
         try:
-            started(self._actors())
+            started(
+                self._actors(),
+                timeout=self.start_timeout,
+                what=count,
+                num_cpus=self.num_cpus,
+                num_gpus=self.num_gpus,
+            )
         except BaseException:
             with self._lock:
                 self._handles = None  # killed by started(); the next start begins afresh
             raise
+        self._started = True
         return self
 
     @property
@@ -152,7 +244,9 @@ class RayRetriever:
         if self._identity is None:
             import ray
 
-            handle = self.start()._actors()[0]
+            if not self._started:
+                self.start()
+            handle = self._actors()[0]
             self._identity = str(ray.get(handle.identity.remote()))
         return self._identity
 
@@ -175,9 +269,12 @@ class RayRetriever:
         from ray.exceptions import RayActorError
 
         tried: set[int] = set()
+        turn = object()  # this search's turn to be resent, once it lost a replica
         while True:
             index, handle = self._choose(tried)
             try:
+                if tried:
+                    await self._resend_alone(index, handle, turn)
                 return await self._batches.ask(index, handle, query, limit)
             except RayActorError:
                 tried.add(index)
@@ -188,12 +285,43 @@ class RayRetriever:
             finally:
                 with self._lock:
                     self._in_flight[index] -= 1
+                    if self._resending[index] is turn:
+                        self._resending[index] = None
+
+    async def _resend_alone(self, index: int, handle: Any, turn: object) -> None:
+        """Wait until no other resubmitted search is in flight on replica ``index``, take its
+        turn, and wait until the replica answers (it may be restarting). A search that kills
+        every replica it reaches (a query that crashes the retriever) then dies alone on each:
+        the healthy searches lost with it are resent and answered, and only it fails, once it
+        has lost every replica.
+
+        :raises RayActorError: when the replica does not come back (3 tries).
+        """
+        import anyio
+        from ray.exceptions import RayActorError
+
+        while True:
+            with self._lock:
+                if self._resending[index] is None:
+                    self._resending[index] = turn
+                    break
+            await anyio.sleep(0.01)  # rare: only after a replica died
+        for attempt in range(3):  # a replica just lost may not be known as restarting yet
+            try:
+                await await_refs([handle.ready.remote()])
+                return
+            except RayActorError:
+                if attempt == 2:
+                    raise
+                await anyio.sleep(0.5)
 
     def describe(self) -> dict[str, Any]:
         """Replicas, the nodes they run on, resources: ``manifest["retriever_info"]``."""
         import ray
         from ray.exceptions import RayActorError
 
+        if not self._started:
+            self.start()  # an evaluation asks before its first search: it waits at most so long
         places: list[dict[str, Any]] = []
         for handle in self._actors():
             ref = handle.ready.remote()
@@ -225,5 +353,6 @@ class RayRetriever:
 
         with self._lock:
             handles, self._handles = self._handles, None
+            self._started = False
         for handle in handles or ():
             ray.kill(handle)

@@ -8,7 +8,13 @@ from typing import Any
 
 from ef._segmenting import segments_fingerprint, whole_documents
 from ef_evaluation_ray._calls import await_refs
-from ef_evaluation_ray._retriever import check_resources, started
+from ef_evaluation_ray._retriever import (
+    DEFAULT_START_TIMEOUT,
+    check_resources,
+    check_timeout,
+    not_started,
+    started,
+)
 
 __all__ = ["ShardedIndex", "merge_hits", "split_corpus"]
 
@@ -58,6 +64,9 @@ class ShardedIndex:
     :param batch_size: texts per forward pass of a dense model.
     :param device: where a dense model runs (``None``: the shard's GPU if it has one).
     :param retriever_id: the identity in journals; by default the unsharded index's.
+    :param start_timeout: seconds to wait for the shards to be placed and indexed before giving
+        up with a ``TimeoutError`` naming the resources asked for and the cluster's (``None``:
+        no limit).
     """
 
     def __init__(
@@ -73,6 +82,7 @@ class ShardedIndex:
         batch_size: int = 64,
         device: str | None = None,
         retriever_id: str | None = None,
+        start_timeout: float | None = DEFAULT_START_TIMEOUT,
     ) -> None:
         import ray
 
@@ -81,6 +91,7 @@ class ShardedIndex:
         if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
             raise ValueError(f"shards must be an int >= 1, got {shards!r}")
         check_resources(num_cpus, num_gpus)
+        timeout = check_timeout("start_timeout", start_timeout)
         segments = whole_documents(corpus)  # checks every id and text is a string
         self.embedder = embedder
         self.documents = len(segments)
@@ -94,7 +105,14 @@ class ShardedIndex:
             from ef_evaluation_ray._bm25_shard import CollectionStatistics
 
             task = statistics_of.options(num_cpus=num_cpus)
-            counted = ray.get([task.remote(list(part.values())) for part in parts])
+            counting = [task.remote(list(part.values())) for part in parts]
+            try:
+                counted = ray.get(counting, timeout=timeout)
+            except ray.exceptions.GetTimeoutError:
+                for ref in counting:
+                    ray.cancel(ref, force=True)
+                what = f"the statistics tasks of {shards} shard{'s' if shards != 1 else ''}"
+                raise not_started(what, timeout, num_cpus, num_gpus) from None
             statistics = ray.put(CollectionStatistics.combine(counted))
         options = {} if embedder == "bm25" else {"batch_size": batch_size, "device": device}
         actor = Shard.options(
@@ -105,7 +123,13 @@ class ShardedIndex:
             scheduling_strategy="SPREAD",
         )
         self._handles = [actor.remote(part, embedder, statistics, options) for part in parts]
-        self._places = started(self._handles)
+        self._places = started(
+            self._handles,
+            timeout=timeout,
+            what=f"{shards} shard{'s' if shards != 1 else ''}",
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+        )
 
     async def search(self, query: str, *, limit: int = 10) -> list[Any]:
         """The ``limit`` best documents of the whole corpus, as ``SearchHit``\\ s, best first."""

@@ -6,17 +6,43 @@ program was asked to print (``ef-eval ... --format json`` is read by other progr
 anything plugin code prints goes to standard error instead; and a plugin that raises — even
 ``SystemExit`` — is the plugin's failure, not the process's. Only ``KeyboardInterrupt`` passes
 through: Ctrl-C stops the program whoever is running.
+
+Nor may plugin code hang the program: it runs in a daemon thread that the host waits for at
+most :func:`plugin_timeout` seconds (``EF_EVALUATION_PLUGIN_TIMEOUT``, 30 by default). Python
+cannot interrupt an import or a call, so a plugin that does not finish in time is abandoned —
+its thread runs on, unused, and ends with the process — and skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import math
+import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
-__all__ = ["PASSED_THROUGH", "check_dataset", "stdout_to_stderr"]
+from ef.evaluation._exceptions import EvaluationError
+
+__all__ = [
+    "DEFAULT_PLUGIN_TIMEOUT",
+    "ENV_TIMEOUT",
+    "PASSED_THROUGH",
+    "Unfinished",
+    "bounded",
+    "check_dataset",
+    "plugin_timeout",
+    "stdout_to_stderr",
+    "unfinished",
+]
+
+_T = TypeVar("_T")
+
+ENV_TIMEOUT = "EF_EVALUATION_PLUGIN_TIMEOUT"
+DEFAULT_PLUGIN_TIMEOUT = 30.0
+"""Seconds a plugin's import, or one call of one of its hooks, may take by default."""
 
 PASSED_THROUGH = (KeyboardInterrupt,)
 """What plugin code may raise through the host; everything else is contained."""
@@ -66,6 +92,64 @@ stdout_to_stderr = _Redirection()
 >>> out.getvalue(), err.getvalue()
 ('the result\\n', 'from a plugin\\n')
 """
+
+
+def plugin_timeout() -> float:
+    """Seconds plugin code may run at once: ``EF_EVALUATION_PLUGIN_TIMEOUT``, or 30.
+
+    :raises ValueError: naming the variable when it is not a number of seconds > 0.
+    """
+    raw = os.environ.get(ENV_TIMEOUT)
+    if raw is None or not raw.strip():
+        return DEFAULT_PLUGIN_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise ValueError(f"{ENV_TIMEOUT} must be a number of seconds > 0, got {raw!r}")
+    return value
+
+
+class Unfinished(EvaluationError, TimeoutError):
+    """Plugin code that did not finish in time; its thread is abandoned."""
+
+
+def unfinished(plugin: str, origin: str, doing: str, timeout: float) -> str:
+    """The warning for a plugin skipped because it did not ``doing`` in ``timeout`` seconds."""
+    return (
+        f"plugin {plugin!r} ({origin}) did not {doing} in {timeout:g} s and is skipped (it runs "
+        f"on, unused, until the program ends); {ENV_TIMEOUT} sets how many seconds to wait, "
+        "EF_EVALUATION_PLUGINS which plugins to load"
+    )
+
+
+def bounded(function: Callable[[], _T], timeout: float) -> _T:
+    """``function()``, run in a daemon thread (with this thread's context variables) and waited
+    for at most ``timeout`` seconds; what it raises is raised here.
+
+    :raises Unfinished: when it has not finished in time (it runs on, abandoned).
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function()))
+        except BaseException as error:  # handed to the waiting thread, which decides
+            outcome.append((False, error))
+
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(run,), name="ef-plugin", daemon=True)
+    thread.start()
+    thread.join(timeout)  # Ctrl-C interrupts the wait, as it would the plugin code itself
+    if not outcome:
+        raise Unfinished(f"did not finish in {timeout:g} s")
+    finished, value = outcome[0]
+    if finished:
+        result: _T = value
+        return result
+    raise value
+
 
 _PARTS = ("corpus", "queries", "qrels")
 

@@ -4,8 +4,9 @@ Built-ins are ordinary plugins registered first, through the same hooks as third
 Nothing is loaded at import: the first call that needs the registry loads every plugin.
 A plugin that fails to import, defines a hook that does not exist, or raises in a hook (even
 ``SystemExit``; only ``KeyboardInterrupt`` goes through) is skipped with a :class:`PluginWarning`
-naming it and its distribution; everything else keeps working. What plugin code prints while it
-is imported or its hooks run goes to standard error: standard output is the program's.
+naming it and its distribution, and so is one that does not finish in time (see
+:mod:`~ef.evaluation._plugins.calls`); everything else keeps working. What plugin code prints
+while it is imported or its hooks run goes to standard error: standard output is the program's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ import pluggy
 
 from ef.evaluation._exceptions import PluginWarning
 from ef.evaluation._plugins import hookspecs as _hookspecs
-from ef.evaluation._plugins.calls import PASSED_THROUGH, stdout_to_stderr
+from ef.evaluation._plugins.calls import (
+    PASSED_THROUGH,
+    Unfinished,
+    bounded,
+    plugin_timeout,
+    stdout_to_stderr,
+    unfinished,
+)
 from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, QrelsPass, TrecRunParser
 from ef.evaluation._plugins.registry import (
     PluginInfo,
@@ -71,6 +79,8 @@ class PluginHost:
         self._registry: Registry | None = None
         self._doc_id_getters: dict[type, Callable[[Any], str] | None] = {}
         self._resolved: dict[str, Any] = {}  # hook name → the first plugin's answer, once asked
+        self._timeout = 30.0  # read from the environment when plugins load
+        self._dropped = 0  # plugins dropped because a hook did not finish in time
 
     # loading
 
@@ -85,6 +95,7 @@ class PluginHost:
         """The plugin manager, loading every plugin on first use."""
         with self._lock:
             if self._pm is None:
+                self._timeout = plugin_timeout()  # a bad value is an error, before any loading
                 pm = pluggy.PluginManager(PROJECT)
                 pm.add_hookspecs(_hookspecs)
                 self._pm = pm
@@ -114,7 +125,11 @@ class PluginHost:
             if selected is not None and not ({entry_point.name, dist_name} & selected):
                 continue
             try:
-                plugin = entry_point.load()
+                plugin = bounded(entry_point.load, self._timeout)
+            except Unfinished:
+                origin = _from(dist_name, version)
+                _warn(unfinished(entry_point.name, origin, "finish loading", self._timeout))
+                continue
             except PASSED_THROUGH:
                 raise
             except BaseException as error:  # a broken plugin must not break the host
@@ -219,10 +234,19 @@ class PluginHost:
         self, impl: pluggy.HookImpl, hook_name: str, ignored: str, **kwargs: Any
     ) -> tuple[bool, Any]:
         """Whether ``impl`` answered, and its answer; a warning when it raised (even
-        ``SystemExit``: its failure is its own), saying what is ``ignored`` as a result."""
+        ``SystemExit``: its failure is its own), saying what is ``ignored`` as a result. A
+        plugin that does not answer in time is dropped, with a warning."""
         try:
             with stdout_to_stderr():
-                return True, impl.function(**kwargs)
+                return True, bounded(lambda: impl.function(**kwargs), self._timeout)
+        except Unfinished:
+            name = impl.plugin_name
+            _warn(unfinished(name, self.describe(name), f"answer {hook_name}", self._timeout))
+            with self._lock:  # dropped: what else it would be asked could hang as well
+                if self.manager.has_plugin(name):
+                    self.unregister(name)
+                    self._dropped += 1
+            return False, None
         except PASSED_THROUGH:
             raise
         except BaseException as error:
@@ -255,8 +279,11 @@ class PluginHost:
     def registry(self) -> Registry:
         """What the plugins provide (built once, until plugins change)."""
         with self._lock:
-            if self._registry is None:
-                self._registry = self._build_registry()
+            while self._registry is None:
+                dropped = self._dropped
+                registry = self._build_registry()
+                if self._dropped == dropped:  # else again, without what the dropped one gave
+                    self._registry = registry
             return self._registry
 
     def _registration_order(self, hook_name: str) -> list[pluggy.HookImpl]:
@@ -292,27 +319,17 @@ class PluginHost:
         return table
 
     def _build_registry(self) -> Registry:
-        return Registry(
-            metrics=types.MappingProxyType(
-                self._collect("ef_evaluation_register_metrics", make_metric, "metric")
-            ),
-            rag_metrics=types.MappingProxyType(
-                self._collect("ef_evaluation_register_rag_metrics", make_rag_metric, "RAG metric")
-            ),
-            readers=types.MappingProxyType(
-                self._collect("ef_evaluation_register_dataset_readers", make_reader, "reader")
-            ),
-            fusion_methods=types.MappingProxyType(
-                self._collect(
-                    "ef_evaluation_register_fusion_methods", make_fusion_method, "fusion method"
-                )
-            ),
-            normalizations=types.MappingProxyType(
-                self._collect(
-                    "ef_evaluation_register_normalizations", make_normalization, "normalisation"
-                )
-            ),
-        )
+        tables = {
+            field: types.MappingProxyType(self._collect(f"ef_evaluation_register_{hook}", *made))
+            for field, hook, made in (
+                ("metrics", "metrics", (make_metric, "metric")),
+                ("rag_metrics", "rag_metrics", (make_rag_metric, "RAG metric")),
+                ("readers", "dataset_readers", (make_reader, "reader")),
+                ("fusion_methods", "fusion_methods", (make_fusion_method, "fusion method")),
+                ("normalizations", "normalizations", (make_normalization, "normalisation")),
+            )
+        }
+        return Registry(**tables)
 
     def doc_id_getter(self, result_type: type) -> Callable[[Any], str] | None:
         """How to map a result of ``result_type`` to its source doc id (resolved once per type)."""
