@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ef.evaluation import (
+    evaluate_retrieval,
     evaluate_run,
     read_trec_run,
     write_beir,
@@ -166,6 +167,62 @@ def test_compare_and_rag_refuse_to_replace_their_inputs(
     code, _, err = cli(capsys, "rag", samples, "-o", samples)
     assert code == 2 and f"would replace the input {samples}" in err
     assert samples.read_text().startswith('{"user_input"')
+
+
+def test_fuse_refuses_to_replace_its_own_input(
+    tmp_path: Path, run_files: tuple[Path, Path]
+) -> None:
+    qrels, run = run_files
+    other = tmp_path / "other.txt"
+    write_trec_run(other, {"q1": ["d3", "d1"]})
+    before = run.read_bytes(), qrels.read_bytes()
+    for argv, clash in (
+        (["-o", run], run),
+        (["-o", tmp_path / "." / "other.txt"], other),
+        (["--optimize", "--qrels", qrels, "-o", qrels], qrels),
+    ):
+        result = script("fuse", run, other, *argv)
+        assert result.returncode == 2 and result.stdout == ""
+        assert f"would replace the input {clash}; write to another file" in result.stderr
+    assert (run.read_bytes(), qrels.read_bytes()) == before
+
+
+def test_html_pages_may_not_replace_an_input_either(
+    tmp_path: Path, run_files: tuple[Path, Path]
+) -> None:
+    qrels, run = run_files
+    page_named_qrels = tmp_path / "qrels.html"
+    page_named_qrels.write_bytes(qrels.read_bytes())
+    second = tmp_path / "second.txt"
+    write_trec_run(second, {"q1": ["d3", "d1"]})
+    samples = tmp_path / "samples.html"
+    samples.write_text('{"user_input": "q", "response": "a", "retrieved_contexts": []}\n')
+    compare = ["compare", page_named_qrels, run, second, "--baseline", "run.txt"]
+    for argv, clash in (
+        (["run", page_named_qrels, run, "--html", page_named_qrels], page_named_qrels),
+        ([*compare, "--html", page_named_qrels], page_named_qrels),
+        (["rag", samples, "--html", samples], samples),
+        (["run", qrels, run, "--html", tmp_path / "p.html", "-o", tmp_path / "p.html"], None),
+    ):
+        result = script(*argv)
+        assert result.returncode == 2 and result.stdout == "", result.stderr
+        if clash is None:
+            assert "--output and --html name the same file" in result.stderr
+        else:
+            assert f"--html {clash} would replace the input {clash}" in result.stderr
+    assert page_named_qrels.read_bytes() == qrels.read_bytes()
+    assert samples.read_text().startswith('{"user_input"')
+
+
+def test_a_library_writer_refuses_to_replace_its_input(tmp_path: Path) -> None:
+    from ef.evaluation import journal_to_trec_run
+
+    journal = tmp_path / "journal.jsonl"
+    evaluate_retrieval(lambda query, limit: ["d1"], QRELS, QUERIES, journal=journal)
+    before = journal.read_bytes()
+    with pytest.raises(ValueError, match=r"would replace the input .*journal\.jsonl"):
+        journal_to_trec_run(journal, tmp_path / "." / "journal.jsonl")
+    assert journal.read_bytes() == before
 
 
 def test_retrieval_refuses_clashing_outputs_before_retrieving(

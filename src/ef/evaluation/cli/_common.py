@@ -21,6 +21,7 @@ from ef.evaluation import (
     Qrels,
     RetrievalEvalReport,
     check_metrics,
+    overwritten_input,
     read_dataset,
     read_trec_qrels,
     registry,
@@ -36,7 +37,7 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
     seconds,
 )
-from ef.evaluation.cli._output import json_text, overwritten_input, redact, write_text
+from ef.evaluation.cli._output import command_outputs, json_text, redact, write_text
 from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ __all__ = [
     "add_output_options",
     "check_names",
     "check_outputs",
+    "command_outputs",
     "count",
     "emit",
     "format_cell",
@@ -318,6 +320,8 @@ def _redacted(table: Table) -> Table:
 
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str] = ()) -> None:
     """Refuse, before anything runs, an output that would replace an input or another output.
+
+    Every command applies it to all it writes (:func:`command_outputs`) first.
 
     :param outputs: each output option (``"--output"``) and its path, or None when not given.
     :param inputs: the command's input files and folders, as given.

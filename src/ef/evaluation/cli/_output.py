@@ -3,7 +3,8 @@
 - A file named by ``--output`` (or ``--save-run``) is replaced all at once
   (:func:`~ef.evaluation.write_text_atomically`): a failure keeps the old file. A FIFO, a
   device or ``/dev/stdout`` is written as a stream; ``-`` is standard output.
-- An output that would replace one of the command's inputs is refused before anything runs.
+- An output that would replace one of the command's inputs is refused before anything runs
+  (:func:`~ef.evaluation.overwritten_input`, the check the library's writers apply too).
 - Everything shown — titles, row labels, JSON — has the password of any URL hidden
   (:func:`~ef.evaluation.redact_url`): ``--retriever http://alice:S3CRET@host/`` is shown
   as ``http://alice:***@host/``.
@@ -12,57 +13,37 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import os
 import sys
-from collections.abc import Iterable
 from typing import Any
 
-from ef.evaluation import is_stream, redact_url, write_text_atomically
+from ef.evaluation import redact_url, write_text_atomically
 
-__all__ = ["json_text", "overwritten_input", "redact", "same_file", "write_text"]
+__all__ = ["command_outputs", "json_text", "redact", "write_text"]
 
 
-def same_file(first: str, second: str) -> bool:
-    """Whether two paths name one file: the same inode when both exist, else one real path.
+# Each option that names a file a command writes, by its destination in the parsed arguments.
+_OUTPUT_OPTIONS = {
+    "output": "--output",
+    "html": "--html",
+    "save_run": "--save-run",
+    "journal": "--journal",
+}
 
-    >>> same_file("report.json", "./report.json")
-    True
+
+def command_outputs(args: argparse.Namespace) -> dict[str, str | None]:
+    """Every file the command line asks a command to write, by option.
+
+    >>> command_outputs(argparse.Namespace(output="r.json", html=None, format="json"))
+    {'--output': 'r.json', '--html': None}
     """
-    try:
-        return os.path.samefile(first, second)
-    except OSError:
-        return os.path.realpath(first) == os.path.realpath(second)
-
-
-def overwritten_input(output: str, inputs: Iterable[str]) -> str | None:
-    """The input that writing ``output`` would replace, or None.
-
-    An input folder (a dataset) counts with every file already in it. Standard output and
-    streams replace nothing.
-
-    :param output: the output path as given.
-    :param inputs: the input paths as given (files or folders).
-
-    >>> overwritten_input("-", ["qrels.txt"]) is None
-    True
-    >>> overwritten_input("qrels.txt", ["runs/a.txt", "./qrels.txt"])
-    './qrels.txt'
-    """
-    if output == "-" or is_stream(output):
-        return None
-    real = os.path.realpath(output)
-    for given in inputs:
-        if given == "-":
-            continue
-        if os.path.isdir(given):
-            folder = os.path.realpath(given)
-            if real == folder or (os.path.exists(real) and real.startswith(folder + os.sep)):
-                return given
-        elif same_file(output, given):
-            return given
-    return None
+    return {
+        option: getattr(args, name)
+        for name, option in _OUTPUT_OPTIONS.items()
+        if hasattr(args, name)
+    }
 
 
 def redact(value: Any) -> Any:

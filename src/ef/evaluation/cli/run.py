@@ -28,6 +28,8 @@ from ef.evaluation.cli._common import (
     add_metric_options,
     add_output_options,
     check_names,
+    check_outputs,
+    command_outputs,
     emit,
     read_qrels,
     retrieval_options,
@@ -97,6 +99,7 @@ def run_names(paths: Sequence[str]) -> list[str]:
 def handle(args: argparse.Namespace) -> int:
     """Score every run file and print one row per run (or per run and query)."""
     check_names(args.metrics, registry().metrics, "metric")
+    check_outputs(command_outputs(args), [args.qrels, *args.runs])
     names = run_names(args.runs)
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
