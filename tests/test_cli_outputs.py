@@ -579,3 +579,37 @@ def test_a_password_in_a_retrievers_own_error_never_reaches_the_terminal(tmp_pat
     assert code == 1
     assert "https://bob:***@db.internal/q" in err
     assert "HUNTER22" not in err
+
+
+# JSON written as it is encoded
+
+
+def test_json_output_is_written_as_it_is_encoded_and_equals_the_whole_text(
+    tmp_path: Path,
+) -> None:
+    from ef.evaluation.cli._output import json_text, redact, write_json
+
+    data = {"run": {"per_query": {f"q{i}": {"ndcg@10": i / 7} for i in range(20_000)}}}
+    assert redact(data) is data  # nothing to hide: not copied
+    out = tmp_path / "report.json"
+    write_json(str(out), data)
+    assert out.read_text(encoding="utf-8") == json_text(data)
+    data["run"]["per_query"]["q19999"]["ndcg@10"] = float("nan")
+    with pytest.raises(ValueError, match=r'\["q19999"\]\["ndcg@10"\] is nan'):
+        write_json(str(out), data)
+    assert out.read_text(encoding="utf-8").startswith("{\n")  # the old file is kept
+    hidden = redact({"a": ["x", "http://u:pw@h/"]})
+    assert hidden == {"a": ["x", "http://u:***@h/"]}
+
+
+def test_a_nan_is_refused_before_anything_reaches_standard_output() -> None:
+    code = (
+        "import sys; from ef.evaluation.cli._output import write_json\n"
+        "try:\n    write_json('-', {'a': [1.0] * 5000 + [float('inf')]})\n"
+        "except ValueError as e:\n    print('refused:', e, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout == ""
+    assert 'refused: cannot write JSON: ["a"][5000] is inf' in result.stderr

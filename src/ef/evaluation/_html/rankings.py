@@ -25,8 +25,8 @@ __all__ = [
     "drilldown",
     "drilldowns",
     "precision_recall",
-    "ranking",
     "query_texts",
+    "ranking",
     "snippet",
     "snippets",
 ]
