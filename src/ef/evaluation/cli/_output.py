@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import attrs
+
 from ef.evaluation import overwritten_input, redact_url, write_text_atomically
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "json_text",
     "output_clash",
     "redact",
+    "report_data",
     "write_json",
     "write_text",
 ]
@@ -53,6 +56,15 @@ def command_outputs(args: argparse.Namespace) -> dict[str, str | None]:
         for name, option in _OUTPUT_OPTIONS.items()
         if hasattr(args, name)
     }
+
+
+def report_data(report: Any) -> dict[str, Any]:
+    """``report.to_dict()`` with the report's own read-only ``per_query`` in place of a copy:
+    what ``--format json`` writes, without holding every query's values twice.
+    """
+    data: dict[str, Any] = attrs.evolve(report, per_query={}).to_dict()
+    data["per_query"] = report.per_query
+    return data
 
 
 def output_clash(outputs: Mapping[str, str | None], inputs: Iterable[str]) -> str | None:

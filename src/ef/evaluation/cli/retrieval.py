@@ -47,6 +47,7 @@ from ef.evaluation.cli._common import (
     seconds,
 )
 from ef.evaluation.cli._html import runs_html
+from ef.evaluation.cli._output import report_data
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
@@ -265,7 +266,7 @@ def handle(args: argparse.Namespace) -> int:
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
     try:
-        emit(args, table, report.to_dict())
+        emit(args, table, report_data(report))
     except CliError as error:
         if journal.path is None:
             raise

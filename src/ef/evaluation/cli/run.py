@@ -36,6 +36,7 @@ from ef.evaluation.cli._common import (
     retrieval_table,
 )
 from ef.evaluation.cli._html import runs_html
+from ef.evaluation.cli._output import report_data
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -118,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"
     table = retrieval_table(title, reports, label="run", per_query=args.per_query)
-    data = {name: report.to_dict() for name, report in reports.items()}
+    data = {name: report_data(report) for name, report in reports.items()}
     emit(args, table, data, inputs=[args.qrels, *args.runs])
     if args.html:
         runs_html(args.html, reports, runs=read, qrels=qrels)
