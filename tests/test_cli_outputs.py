@@ -618,8 +618,8 @@ def test_a_nan_is_refused_before_anything_reaches_standard_output() -> None:
 def test_the_json_of_a_report_holds_its_values_once(run_files: tuple[Path, Path]) -> None:
     from ef.evaluation.cli._output import report_data
 
-    qrels, run = run_files
-    report = evaluate_run(run, qrels)
+    _, run = run_files
+    report = evaluate_run(run, QRELS)
     data = report_data(report)
     assert data["per_query"] is report.per_query  # not a copy
     assert json.loads(json.dumps(data)) == report.to_dict()
