@@ -21,8 +21,10 @@ from typing import Any
 import pytest
 
 from ef.evaluation import (
+    DatasetFormatError,
     evaluate_retrieval,
     evaluate_run,
+    read_run,
     read_trec_run,
     write_beir,
     write_trec_qrels,
@@ -268,6 +270,24 @@ def test_save_run_keeps_the_bm25_scores(
     # Read back in trec_eval's order, the saved run is exactly the evaluated ranking.
     report = json.loads(out)
     assert evaluate_run(read_trec_run(run_file), QRELS).per_query == report["per_query"]
+
+
+@pytest.mark.parametrize("name", ["bm25.jsonl", "bm25.json.gz", "bm25.parquet"])
+def test_save_run_is_written_in_the_format_its_name_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dataset: Path, name: str
+) -> None:
+    if name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    trec, other = tmp_path / "bm25.run", tmp_path / name
+    for path in (trec, other):
+        code, _, err = cli(
+            capsys, "retrieval", dataset, "--retriever", "bm25", "--save-run", path,
+            "--limit", "10", "--html", tmp_path / "page.html",
+        )  # fmt: skip
+        assert code == 0, err
+    assert read_run(other) == read_trec_run(trec)
+    with pytest.raises(DatasetFormatError):
+        read_run(other, format="trec")  # no TREC text under another name
 
 
 def test_the_built_in_index_returns_ties_in_trec_eval_order() -> None:
