@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from ef.evaluation import fuse, optimize_fusion, read_trec_run, write_trec_qrels, write_trec_run
+from ef.evaluation import (
+    DatasetFormatError,
+    fuse,
+    optimize_fusion,
+    read_run,
+    read_trec_run,
+    write_run,
+    write_trec_qrels,
+    write_trec_run,
+)
 from ef.evaluation.cli import main
 
 BM25 = {"q1": {"d1": 12.0, "d2": 9.5, "d3": 4.0}, "q2": {"d4": 3.0, "d5": 1.0}}
@@ -161,3 +170,37 @@ def test_the_ef_eval_script_fuses(files):
             [script, "--help"], capture_output=True, text=True, timeout=60, check=True
         ).stdout
     )
+
+
+def _ef_eval(*args: object) -> subprocess.CompletedProcess[str]:
+    script = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
+    assert script is not None
+    return subprocess.run(
+        [script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "EF_EVALUATION_PLUGINS": ""},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", ["fused.parquet", "fused.json", "fused.jsonl", "fused.jsonl.gz"])
+def test_the_fused_run_is_written_in_the_format_its_name_says(files, name):
+    pytest.importorskip("pyarrow")
+    out = files["out"].with_name(name)
+    result = _ef_eval("fuse", files["bm25"], files["dense"], "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert read_run(out) == fuse([BM25, DENSE])
+    # read as what its name says, not as TREC text under another name
+    with pytest.raises(DatasetFormatError):
+        read_run(out, format="trec")
+
+
+def test_run_format_names_the_fused_runs_format_too(files, tmp_path):
+    bm25, dense, out = tmp_path / "bm25.out", tmp_path / "dense.out", tmp_path / "fused.out"
+    write_run(bm25, BM25, format="json")
+    write_run(dense, DENSE, format="json")
+    result = _ef_eval("fuse", bm25, dense, "-o", out, "--run-format", "json")
+    assert result.returncode == 0, result.stderr
+    assert read_run(out, format="json") == fuse([BM25, DENSE])

@@ -21,7 +21,10 @@ from typing import Any
 import pytest
 
 from ef.evaluation import (
+    DatasetFormatError,
+    evaluate_retrieval,
     evaluate_run,
+    read_run,
     read_trec_run,
     write_beir,
     write_trec_qrels,
@@ -168,6 +171,62 @@ def test_compare_and_rag_refuse_to_replace_their_inputs(
     assert samples.read_text().startswith('{"user_input"')
 
 
+def test_fuse_refuses_to_replace_its_own_input(
+    tmp_path: Path, run_files: tuple[Path, Path]
+) -> None:
+    qrels, run = run_files
+    other = tmp_path / "other.txt"
+    write_trec_run(other, {"q1": ["d3", "d1"]})
+    before = run.read_bytes(), qrels.read_bytes()
+    for argv, clash in (
+        (["-o", run], run),
+        (["-o", tmp_path / "." / "other.txt"], other),
+        (["--optimize", "--qrels", qrels, "-o", qrels], qrels),
+    ):
+        result = script("fuse", run, other, *argv)
+        assert result.returncode == 2 and result.stdout == ""
+        assert f"would replace the input {clash}; write to another file" in result.stderr
+    assert (run.read_bytes(), qrels.read_bytes()) == before
+
+
+def test_html_pages_may_not_replace_an_input_either(
+    tmp_path: Path, run_files: tuple[Path, Path]
+) -> None:
+    qrels, run = run_files
+    page_named_qrels = tmp_path / "qrels.html"
+    page_named_qrels.write_bytes(qrels.read_bytes())
+    second = tmp_path / "second.txt"
+    write_trec_run(second, {"q1": ["d3", "d1"]})
+    samples = tmp_path / "samples.html"
+    samples.write_text('{"user_input": "q", "response": "a", "retrieved_contexts": []}\n')
+    compare = ["compare", page_named_qrels, run, second, "--baseline", "run.txt"]
+    for argv, clash in (
+        (["run", page_named_qrels, run, "--html", page_named_qrels], page_named_qrels),
+        ([*compare, "--html", page_named_qrels], page_named_qrels),
+        (["rag", samples, "--html", samples], samples),
+        (["run", qrels, run, "--html", tmp_path / "p.html", "-o", tmp_path / "p.html"], None),
+    ):
+        result = script(*argv)
+        assert result.returncode == 2 and result.stdout == "", result.stderr
+        if clash is None:
+            assert "--output and --html name the same file" in result.stderr
+        else:
+            assert f"--html {clash} would replace the input {clash}" in result.stderr
+    assert page_named_qrels.read_bytes() == qrels.read_bytes()
+    assert samples.read_text().startswith('{"user_input"')
+
+
+def test_a_library_writer_refuses_to_replace_its_input(tmp_path: Path) -> None:
+    from ef.evaluation import journal_to_trec_run
+
+    journal = tmp_path / "journal.jsonl"
+    evaluate_retrieval(lambda query, limit: ["d1"], QRELS, QUERIES, journal=journal)
+    before = journal.read_bytes()
+    with pytest.raises(ValueError, match=r"would replace the input .*journal\.jsonl"):
+        journal_to_trec_run(journal, tmp_path / "." / "journal.jsonl")
+    assert journal.read_bytes() == before
+
+
 def test_retrieval_refuses_clashing_outputs_before_retrieving(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, dataset: Path
 ) -> None:
@@ -211,6 +270,24 @@ def test_save_run_keeps_the_bm25_scores(
     # Read back in trec_eval's order, the saved run is exactly the evaluated ranking.
     report = json.loads(out)
     assert evaluate_run(read_trec_run(run_file), QRELS).per_query == report["per_query"]
+
+
+@pytest.mark.parametrize("name", ["bm25.jsonl", "bm25.json.gz", "bm25.parquet"])
+def test_save_run_is_written_in_the_format_its_name_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dataset: Path, name: str
+) -> None:
+    if name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    trec, other = tmp_path / "bm25.run", tmp_path / name
+    for path in (trec, other):
+        code, _, err = cli(
+            capsys, "retrieval", dataset, "--retriever", "bm25", "--save-run", path,
+            "--limit", "10", "--html", tmp_path / "page.html",
+        )  # fmt: skip
+        assert code == 0, err
+    assert read_run(other) == read_trec_run(trec)
+    with pytest.raises(DatasetFormatError):
+        read_run(other, format="trec")  # no TREC text under another name
 
 
 def test_the_built_in_index_returns_ties_in_trec_eval_order() -> None:
@@ -522,3 +599,48 @@ def test_a_password_in_a_retrievers_own_error_never_reaches_the_terminal(tmp_pat
     assert code == 1
     assert "https://bob:***@db.internal/q" in err
     assert "HUNTER22" not in err
+
+
+# JSON written as it is encoded
+
+
+def test_json_output_is_written_as_it_is_encoded_and_equals_the_whole_text(
+    tmp_path: Path,
+) -> None:
+    from ef.evaluation.cli._output import json_text, redact, write_json
+
+    data = {"run": {"per_query": {f"q{i}": {"ndcg@10": i / 7} for i in range(20_000)}}}
+    assert redact(data) is data  # nothing to hide: not copied
+    out = tmp_path / "report.json"
+    write_json(str(out), data)
+    assert out.read_text(encoding="utf-8") == json_text(data)
+    data["run"]["per_query"]["q19999"]["ndcg@10"] = float("nan")
+    with pytest.raises(ValueError, match=r'\["q19999"\]\["ndcg@10"\] is nan'):
+        write_json(str(out), data)
+    assert out.read_text(encoding="utf-8").startswith("{\n")  # the old file is kept
+    hidden = redact({"a": ["x", "http://u:pw@h/"]})
+    assert hidden == {"a": ["x", "http://u:***@h/"]}
+
+
+def test_a_nan_is_refused_before_anything_reaches_standard_output() -> None:
+    code = (
+        "import sys; from ef.evaluation.cli._output import write_json\n"
+        "try:\n    write_json('-', {'a': [1.0] * 5000 + [float('inf')]})\n"
+        "except ValueError as e:\n    print('refused:', e, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout == ""
+    assert 'refused: cannot write JSON: ["a"][5000] is inf' in result.stderr
+
+
+def test_the_json_of_a_report_holds_its_values_once(run_files: tuple[Path, Path]) -> None:
+    from ef.evaluation.cli._output import report_data
+
+    _, run = run_files
+    report = evaluate_run(run, QRELS)
+    data = report_data(report)
+    assert data["per_query"] is report.per_query  # not a copy
+    assert json.loads(json.dumps(data)) == report.to_dict()
+    assert list(data) == list(report.to_dict())

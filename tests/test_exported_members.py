@@ -35,6 +35,7 @@ ADDED_NAMES = {
     "JournalCorruptError",
     "SIGNIFICANCE_TESTS",
     "is_stream",
+    "overwritten_input",
     "loads_strict",
     "read_rag_samples",
     "redact_url",

@@ -311,3 +311,80 @@ def test_firefox_draws_each_page(pages, screenshots, tmp_path):
         with Image.open(shot) as image:
             assert image.size == (1200, 1500)
         assert _blue_share(shot) > 0.002, kind
+
+
+# Escaping: hostile text in every place a page shows text is shown as text, never markup.
+
+HOSTILE = "<b>&\"'</script>"
+
+
+@pytest.fixture(scope="module")
+def hostile_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("hostile")
+    query, doc, metric = f"q{HOSTILE}", f"d{HOSTILE}", f"m{HOSTILE}"
+    qrels = {query: {doc: 1.0}, "q2": {"d2": 1.0}}
+    run = {query: {doc: 2.0, "d2": 1.0}, "q2": {"d2": 1.0, doc: 0.5}}
+    queries = {query: f"query text {HOSTILE}", "q2": "plain"}
+    corpus = {doc: f"document text {HOSTILE}", "d2": "plain"}
+    scored = evaluate_run(run, qrels, k_values=(10,))
+    # a metric name of a plugin's choosing, with the report built as a plugin's would be
+    report = attrs.evolve(
+        scored,
+        metrics={**scored.metrics, f"{metric}@10": 0.5},
+        per_query={q: {**v, f"{metric}@10": 0.5} for q, v in scored.per_query.items()},
+    )
+    other = attrs.evolve(report, per_query={q: dict(v) for q, v in report.per_query.items()})
+    system = f"s{HOSTILE}"
+    comparison = compare(
+        {"base": report, system: other}, baseline="base", tests=("randomization",),
+        n_permutations=100, metrics=[f"{metric}@10", "ndcg@10"],
+    )  # fmt: skip
+    samples = [
+        {
+            "user_input": f"question {HOSTILE}",
+            "response": f"response {HOSTILE}",
+            "reference": f"reference {HOSTILE}",
+            "retrieved_contexts": [f"context {HOSTILE}"],
+        }
+    ]
+    rag = evaluate_rag(samples, metrics=["exact_match"], ids=[f"id{HOSTILE}"])
+    return {
+        "evaluation": report.to_html(
+            folder / "evaluation.html", run=run, qrels=qrels, corpus=corpus, queries=queries,
+            title=f"title {HOSTILE}",
+        ),
+        "comparison": comparison.to_html(
+            folder / "comparison.html", reports={"base": report, system: other},
+            runs={"base": run, system: run}, qrels=qrels, queries=queries,
+            title=f"title {HOSTILE}",
+        ),
+        "rag": rag.to_html(folder / "rag.html", samples=samples, title=f"title {HOSTILE}"),
+    }  # fmt: skip
+
+
+def _shown_text(driver: webdriver.Chrome) -> str:
+    """Everything the page shows as text, the drill-down opened on the hostile query."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+    if rows:
+        rows[0].click()
+    return str(driver.execute_script("return document.body.innerText"))
+
+
+@pytest.mark.parametrize("page", ["evaluation", "comparison", "rag"])
+def test_hostile_text_is_shown_as_text_everywhere(chromium, hostile_pages, page):
+    open_page(chromium, hostile_pages[page])  # the data parsed, every chart drawn, no errors
+    assert chromium.title == f"title {HOSTILE}"
+    # nothing became an element: not one <b> from the data, no script cut short
+    assert chromium.execute_script("return document.querySelectorAll('main b').length") == 0
+    text = _shown_text(chromium)
+    ids = {"evaluation": "qdm", "comparison": "sqdm", "rag": ""}[page]
+    texts = {
+        "evaluation": ["title", "query text", "document text"],
+        "comparison": ["title", "query text"],
+        "rag": ["title", "question", "response", "reference", "context"],
+    }[page]
+    needles = [f"{first}{HOSTILE}" for first in ids] + [f"{t} {HOSTILE}" for t in texts]
+    if page == "rag":
+        needles.append(f"id{HOSTILE}")
+    for needle in needles:
+        assert needle in text, (page, needle)

@@ -545,3 +545,31 @@ def test_a_report_without_queries_still_makes_a_page(tmp_path):
     empty = RetrievalEvalReport({}, {}, 0, (10,))
     data = _data(empty.to_html(tmp_path / "empty.html", run={}, qrels={}))
     assert data["rows"] == [] and data["charts"] == {} and data["primary"] is None
+
+
+def test_a_huge_query_text_is_cut_like_a_snippet(tmp_path, report):
+    from ef.evaluation._html.rankings import QUERY_TEXT_LENGTH
+
+    query = next(iter(report.per_query))
+    huge = "word " * 4_000_000  # 20 MB
+    data = evaluation_page(report, queries={query: huge, "unscored": "not shown"})
+    (row,) = [row for row in data["rows"] if row[0] == query]
+    assert len(row[1]) == QUERY_TEXT_LENGTH and row[1].endswith(" …")
+    assert all(row[1] is None for row in data["rows"] if row[0] != query)
+    page = report.to_html(tmp_path / "page.html", queries={query: huge})
+    assert page.stat().st_size < 5 * 2**20  # the 20 MB query made a 31 MB page
+    comparison = compare({"a": report, "b": report}, baseline="a", tests=("randomization",))
+    compared = comparison_page(
+        comparison, reports={"a": report, "b": report}, queries={query: huge}
+    )
+    assert max(len(row[1] or "") for row in compared["rows"]) == QUERY_TEXT_LENGTH
+
+
+@pytest.mark.parametrize("case", ["</script>", "</SCRIPT>", "</ScRiPt >", "< /script>"])
+def test_no_inlined_script_can_end_its_element_early(case):
+    script = f'const s = "{case}";'
+    inlined = render._inline(script)
+    assert not re.search(r"</script", inlined, re.IGNORECASE)
+    assert inlined.replace("<\\/", "</") == script  # JavaScript reads the same string
+    for asset in (render.vega_bundle(), render._inline(render._asset("page.js"))):
+        assert not re.search(r"</script", asset, re.IGNORECASE)

@@ -191,3 +191,41 @@ def test_a_lone_surrogate_id_is_refused_with_its_query_before_anything_is_writte
     with pytest.raises(ValueError, match=r"corpus: text of document 'd1' holds a lone surrogate"):
         write_beir(tmp_path / "beir", {"d1": "a\udc80"}, {"q1": "x"}, {"q1": {"d1": 1.0}})
     assert not (tmp_path / "beir" / "corpus.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["run.txt", "run.json", "run.jsonl", "run.parquet"])
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_every_format_gets_the_permissions_open_gives(
+    tmp_path: Path, name: str, umask: int
+) -> None:
+    if name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    from ef.evaluation import write_run
+
+    plain = tmp_path / "plain"
+    previous = os.umask(umask)
+    try:
+        with open(plain, "w"):
+            pass
+        write_run(tmp_path / name, {"q1": ["d1"]})
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / name).stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+
+
+def test_a_replaced_parquet_file_keeps_its_permissions_and_leaves_no_temporary(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("pyarrow")
+    from ef.evaluation import read_run, write_run
+
+    target = tmp_path / "run.parquet"
+    write_run(target, {"q1": ["d1"]})
+    target.chmod(0o640)
+    write_run(target, {"q1": ["d2"]})
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert read_run(target) == {"q1": {"d2": 1.0}}
+    with pytest.raises(ValueError, match="finite"):
+        write_run(target, {"q1": {"d3": float("nan")}})
+    assert read_run(target) == {"q1": {"d2": 1.0}}
+    assert _names(tmp_path) == ["run.parquet"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -233,3 +235,41 @@ def test_a_failing_metric_says_where_it_failed(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(ZeroDivisionError, match="boom") as raised:
         evaluate_rag([{"response": "x"}], metrics=["broken"])
     assert "while computing RAG metric 'broken' on sample 0" in raised.value.__notes__
+
+
+# a lone surrogate is refused where the sample enters, naming it
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("response", "Par\udc80is", "'response'"),
+        ("user_input", "\ud800", "'user_input'"),
+        ("reference", ["ok", "b\udfff"], "'reference[1]'"),
+        ("retrieved_contexts", ["\ud83d"], "'retrieved_contexts[0]'"),
+        ("retrieved_context_ids", ["d1", "d\ud800"], "'retrieved_context_ids[1]'"),
+    ],
+)
+def test_a_lone_surrogate_in_a_sample_is_refused_naming_it(
+    field: str, value: object, named: str
+) -> None:
+    samples = [{"response": "fine", "reference": "fine"}, {"response": "x", field: value}]
+    with pytest.raises(ValueError, match=rf"^sample 1: field {re.escape(named)} holds a lone"):
+        evaluate_rag(samples, metrics=["exact_match"])
+
+
+def test_a_lone_surrogate_in_an_id_is_refused_naming_it() -> None:
+    samples = [{"response": "a", "reference": "a"}, {"response": "b", "reference": "b"}]
+    with pytest.raises(ValueError, match=r"^ids\[1\] holds a lone UTF-16 surrogate \(\\udc00\)"):
+        evaluate_rag(samples, metrics=["exact_match"], ids=["one", "two\udc00"])
+
+
+def test_a_page_refuses_samples_with_a_lone_surrogate_before_writing(tmp_path: Path) -> None:
+    samples = [{"response": "a", "reference": "a"}]
+    report = evaluate_rag(samples, metrics=["exact_match"])
+    page = tmp_path / "page.html"
+    with pytest.raises(ValueError, match=r"samples\[0\] \('0'\): field 'response' holds a lone"):
+        report.to_html(page, samples=[{"response": "a\ud800", "reference": "a"}])
+    assert not page.exists()
+    report.to_html(page, samples=samples)
+    assert page.read_text(encoding="utf-8").startswith("<!doctype html>")

@@ -21,7 +21,9 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from ef.evaluation import as_ragas_dataset, evaluate_rag, registry
 from ef.evaluation._builtins.ragas_metrics import RAG_METRICS
@@ -522,3 +524,68 @@ def test_ef_eval_rag_takes_the_new_metric_names(tmp_path: Any) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == evaluate_rag(samples, metrics=list(RAG_METRICS)).to_dict()
+
+
+# ROUGE-L in linear memory, equal to rouge-score's
+
+
+_WORDS = ["the", "cat", "cats", "sat", "sitting", "on", "a", "mat", "Paris", "x1", "über", ""]
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(
+    response=st.lists(st.sampled_from(_WORDS), max_size=40).map(" ".join),
+    reference=st.lists(st.sampled_from(_WORDS), max_size=40).map(" ".join),
+)
+def test_rouge_l_equals_rouge_score_itself(response: str, reference: str) -> None:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    expected = RougeScorer(["rougeL"], use_stemmer=True).score(reference, response)["rougeL"]
+    assert overlap.rouge(response, reference) == expected.fmeasure
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    first=st.lists(st.sampled_from("abcd"), max_size=30),
+    second=st.lists(st.sampled_from("abcde"), max_size=30),
+)
+def test_the_lcs_length_is_the_full_tables(first: list[str], second: list[str]) -> None:
+    from rouge_score.rouge_scorer import _lcs_table
+
+    from ef.evaluation._rag.lcs import lcs_length
+
+    expected = _lcs_table(first, second)[-1][-1] if first and second else 0
+    assert lcs_length(first, second) == lcs_length(second, first) == expected
+
+
+def test_rouge_l_memory_grows_linearly_with_the_texts() -> None:
+    import tracemalloc
+
+    rng = random.Random(7)
+    words = [f"w{rng.randrange(500)}" for _ in range(20_000)]
+    response, reference = " ".join(words[:10_000]), " ".join(words[10_000:])
+    overlap.rouge("warm up", "warm up")
+    tracemalloc.start()
+    try:
+        value = overlap.rouge(response, reference)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert 0.0 < value < 1.0
+    # rouge-score's table for 10,000 x 10,000 words holds 10^8 integers (gigabytes)
+    assert peak < 20 * 2**20, peak
+
+
+def test_a_text_over_the_rouge_l_limit_is_refused_naming_the_sample() -> None:
+    long_text = "word " * (overlap.MAX_ROUGE_L_TOKENS + 1)
+    samples = [
+        {"response": "fine", "reference": "fine"},
+        {"response": long_text, "reference": "short"},
+    ]
+    with pytest.raises(ValueError, match=r"the response has 50,001 tokens; ROUGE-L takes at most"):
+        evaluate_rag(samples, metrics=["rouge_score"], ids=["ok", "huge"])
+    with pytest.raises(ValueError) as caught:
+        evaluate_rag(samples, metrics=["rouge_score"], ids=["ok", "huge"])
+    assert "on sample 1 (id 'huge')" in "".join(caught.value.__notes__)
+    # ROUGE-1 and ROUGE-2 are linear: no limit
+    assert overlap.rouge(long_text, "word", "rouge1") > 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import math
 import os
 import random
 import tempfile
@@ -295,3 +296,28 @@ def test_the_cli_refuses_a_run_file_not_grouped_by_query(tmp_path, capsys):
     assert "run.txt:3: query 'q1' appears again after other queries (its first line is line 1)" in (
         error.replace("\n", " ")
     )
+
+
+def test_per_query_values_share_their_float_objects(tmp_path: Path) -> None:
+    """A query's values take a dict and, shared across queries, the floats they hold."""
+    from ef.evaluation import evaluate_run
+
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q{i} Q0 d{i} 1 1.0 x\nq{i} Q0 e{i} 2 0.5 x\n" for i in range(50)))
+    qrels = {f"q{i}": {f"d{i}": 1.0} for i in range(50)}
+    report = evaluate_run(run, qrels, metrics=["ndcg", "precision"], k_values=(1, 10))
+    first, last = report.per_query["q0"], report.per_query["q49"]
+    expected = {"ndcg@1": 1.0, "ndcg@10": 1.0, "precision@1": 1.0, "precision@10": 0.1}
+    assert first == last == expected
+    assert report.metrics == pytest.approx(expected)  # summed one query at a time
+    assert all(first[key] is last[key] for key in first)
+
+
+def test_a_negative_zero_is_kept_as_it_is() -> None:
+    from ef.evaluation._running.driver import plan_queries
+    from ef.evaluation._running.options import ScoringOptions
+    from ef.evaluation._scoring.aggregate import ScoreSheet
+
+    sheet = ScoreSheet(plan_queries({"q": {"d": 1.0}}, None, ScoringOptions()), parameters={})
+    shared = sheet._shared({"a": 0.0, "b": -0.0, "c": 0.0})
+    assert [math.copysign(1.0, value) for value in shared.values()] == [1.0, -1.0, 1.0]

@@ -62,6 +62,7 @@ from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
 from ef.evaluation._io.builtin_datasets import resolve_builtin
+from ef.evaluation._io.overwrite import overwritten_input
 from ef.evaluation._io.rag_samples import read_rag_samples
 from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec_run
 from ef.evaluation._json import loads_strict
@@ -186,6 +187,7 @@ __all__ = [
     "measure_catalogue",
     "ndcg_at_k",
     "optimize_fusion",
+    "overwritten_input",
     "precision_at_k",
     "read_beir",
     "read_dataset",

@@ -12,7 +12,7 @@ from typing import Any
 
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._html import charts
-from ef.evaluation._html.rankings import drilldowns, snippets
+from ef.evaluation._html.rankings import drilldowns, query_texts, snippets
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
 __all__ = ["comparison_page", "differences", "per_query_values"]
@@ -118,7 +118,7 @@ def comparison_page(
         query_ids = query_ids or sorted({q for run in runs.values() for q in run} & set(qrels))
         by_system = {name: drilldowns(query_ids, run, qrels) for name, run in runs.items()}
         drill = {q: {name: pages[q] for name, pages in by_system.items()} for q in query_ids}
-    texts = queries or {}
+    texts = query_texts(query_ids, queries)
     return {
         "kind": "comparison",
         "title": title or f"Comparison against {report.baseline}",

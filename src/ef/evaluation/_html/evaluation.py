@@ -16,6 +16,7 @@ from ef.evaluation._html.rankings import (
     curve_from_metrics,
     drilldowns,
     precision_recall,
+    query_texts,
     snippets,
 )
 from ef.evaluation._report.reports import RetrievalEvalReport
@@ -136,7 +137,7 @@ def evaluation_page(
     columns = _columns(report)
     primary = primary_metric(report)
     query_ids = list(report.per_query)
-    texts = queries or {}
+    texts = query_texts(query_ids, queries)
     rows = [
         [query, texts.get(query), *(report.per_query[query].get(c) for c in columns)]
         for query in query_ids

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._html import charts
+from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._report.reports import RagEvalReport
 
 __all__ = ["rag_page"]
@@ -31,7 +32,8 @@ def rag_page(
     """Everything a RAG page shows, as JSON-ready data.
 
     :param samples: the samples the report scored, in its order (:class:`RagSample` mappings).
-    :raises ValueError: if ``samples`` does not hold one sample per scored sample.
+    :raises ValueError: if ``samples`` does not hold one sample per scored sample, or a sample
+        holds text UTF-8 cannot encode (a lone surrogate).
     """
     if samples is not None and len(samples) != len(report.per_sample):
         raise ValueError(
@@ -43,6 +45,7 @@ def rag_page(
     for index, values in enumerate(report.per_sample):
         name = report.sample_ids[index] if report.sample_ids else str(index)
         sample = samples[index] if samples is not None else {}
+        check_encodable(f"samples[{index}] ({name!r})", sample)
         contexts = [str(text) for text in sample.get("retrieved_contexts") or ()]
         rows.append(
             [

@@ -19,11 +19,13 @@ from ef.evaluation._scoring.order import rank_by_score
 
 __all__ = [
     "DRILL_DEPTH",
+    "QUERY_TEXT_LENGTH",
     "SNIPPET_LENGTH",
     "curve_from_metrics",
     "drilldown",
     "drilldowns",
     "precision_recall",
+    "query_texts",
     "ranking",
     "snippet",
     "snippets",
@@ -33,6 +35,8 @@ DRILL_DEPTH = 20
 """How many of a query's top documents its drill-down embeds."""
 SNIPPET_LENGTH = 200
 """The most characters of a document's text a page embeds."""
+QUERY_TEXT_LENGTH = 500
+"""The most characters of a query's text a page embeds (a 20 MB query made a 31 MB page)."""
 
 
 def ranking(entry: Sequence[str] | Mapping[str, float]) -> list[str]:
@@ -57,6 +61,18 @@ def snippet(text: str, length: int = SNIPPET_LENGTH) -> str:
     """
     flat = " ".join(text.split())
     return flat if len(flat) <= length else flat[: length - 2].rstrip() + " …"
+
+
+def query_texts(query_ids: Iterable[str], queries: Mapping[str, str] | None) -> dict[str, str]:
+    """The text a page shows of each of ``query_ids`` that has one, cut as snippets are, to
+    :data:`QUERY_TEXT_LENGTH` characters.
+
+    >>> query_texts(['q1', 'q2'], {'q1': 'what  is\\nit?', 'q3': 'unused'})
+    {'q1': 'what is it?'}
+    """
+    if not queries:
+        return {}
+    return {q: snippet(queries[q], QUERY_TEXT_LENGTH) for q in query_ids if q in queries}
 
 
 def _grade(grades: Mapping[str, float], doc: str) -> float | None:

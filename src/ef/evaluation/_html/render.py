@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 from typing import Any
 
 __all__ = ["page_json", "render_page", "vega_bundle"]
 
 _EXTRA = "pip install 'ef-evaluation[html]'"
+_END_OF_SCRIPT = re.compile(r"</(script)", re.IGNORECASE)
 
 
 def _missing(name: str, error: ImportError) -> ImportError:
@@ -23,8 +25,13 @@ def _missing(name: str, error: ImportError) -> ImportError:
 
 
 def _inline(script: str) -> str:
-    # Inside <script>, only "</script" (any case) ends the element early.
-    return script.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
+    """``script`` safe inside a ``<script>`` element, where only ``</script`` (in any case) would
+    end the element early: written ``<\\/script``, which JavaScript reads the same.
+
+    >>> _inline('s = "</ScRiPt>";')
+    's = "<\\\\/ScRiPt>";'
+    """
+    return _END_OF_SCRIPT.sub(r"<\\/\1", script)
 
 
 @functools.cache

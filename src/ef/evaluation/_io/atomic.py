@@ -11,6 +11,9 @@ as ``/dev/null``, and the standard streams named as files (``/dev/stdout``, ``/d
 ``/dev/fd/N``, ``/proc/self/fd/N``), which are written through the process's own descriptor so
 that a shell's ``>`` or ``>>`` keeps its meaning.
 
+A writer that needs a file name rather than a stream (pyarrow's Parquet writer) gets a temporary
+name from :func:`replaced_atomically`, with the same permissions and the same rename at the end.
+
 Every error names the path the caller gave, never the temporary file.
 """
 
@@ -29,7 +32,13 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeAlias
 
-__all__ = ["TextSink", "is_stream", "write_files_atomically", "write_text_atomically"]
+__all__ = [
+    "TextSink",
+    "is_stream",
+    "replaced_atomically",
+    "write_files_atomically",
+    "write_text_atomically",
+]
 
 PathArg: TypeAlias = str | os.PathLike[str]
 
@@ -90,6 +99,73 @@ def is_stream(path: PathArg) -> bool:
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _create_temporary(real: str, mode: int | None) -> tuple[int, str]:
+    """A new temporary file beside ``real``, open for writing, with the permissions of the file
+    it replaces (``mode``), or else those :func:`open` gives (0666 under the umask)."""
+    directory, base = os.path.split(real)
+    temporary = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
+    # O_EXCL rather than mkstemp, whose files are 0600 whatever the umask.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temporary, flags, 0o666)
+    if mode is not None:
+        try:
+            os.fchmod(fd, stat.S_IMODE(mode))
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+    return fd, temporary
+
+
+def _existing_mode(name: str, real: str) -> int | None:
+    """The mode of the file at ``real`` (None: no file); a folder is refused, naming ``name``."""
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+    return mode
+
+
+@contextlib.contextmanager
+def replaced_atomically(path: PathArg) -> Iterator[str]:
+    """A name to write ``path`` through, for writers that open files by name (Parquet): a new
+    temporary file beside it, with the permissions :func:`write_text_atomically` gives, that
+    replaces ``path`` once the block ends without an error. A stream is its own name.
+
+    :raises OSError: naming ``path``, when it cannot be written.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "out.bin")
+    ...     with replaced_atomically(path) as name:
+    ...         _ = pathlib.Path(name).write_bytes(b"done")
+    ...     print(path.read_bytes())
+    b'done'
+    """
+    name = os.fspath(path)
+    if is_stream(name):
+        yield name
+        return
+    real = os.path.realpath(name)
+    try:
+        fd, temporary = _create_temporary(real, _existing_mode(name, real))
+    except OSError as error:
+        raise _relabel(error, name) from None
+    os.close(fd)
+    try:
+        yield temporary
+        with open(temporary, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -209,27 +285,11 @@ class _Pending:
 
     def _open_target(self) -> int:
         real = os.path.realpath(self.name)
-        try:
-            mode: int | None = os.stat(real).st_mode
-        except FileNotFoundError:
-            mode = None
-        if mode is not None and stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), self.name)
+        mode = _existing_mode(self.name, real)
         if mode is not None and not stat.S_ISREG(mode):
             return os.open(real, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
         self.target = real
-        directory, base = os.path.split(real)
-        self.temporary = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.tmp")
-        # O_EXCL rather than mkstemp: the file gets the usual permissions (umask), not 0600.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(self.temporary, flags, 0o666)
-        if mode is not None:
-            try:
-                os.fchmod(fd, stat.S_IMODE(mode))
-            except OSError:
-                os.close(fd)
-                self._remove_temporary()
-                raise
+        fd, self.temporary = _create_temporary(real, mode)
         return fd
 
     def complete(self) -> None:

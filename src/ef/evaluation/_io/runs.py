@@ -10,15 +10,13 @@ ends in ``.gz``); Parquet compresses itself and needs pyarrow (extra ``dataframe
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from ef.evaluation._exceptions import DatasetFormatError
-from ef.evaluation._io.atomic import write_text_atomically
+from ef.evaluation._io.atomic import replaced_atomically, write_text_atomically
 from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, run_from_frame
 from ef.evaluation._io.json_runs import read_json_run, read_jsonl_run
@@ -202,20 +200,5 @@ def _write_parquet(path: PathArg, run: Mapping[str, Any]) -> None:
         [("q_id", arrow.string()), ("doc_id", arrow.string()), ("score", arrow.float64())]
     )
     table = arrow.table(columns, schema=schema)
-    with _replaced_atomically(path) as temporary:
+    with replaced_atomically(path) as temporary:
         parquet.write_table(table, temporary, write_page_checksum=True)
-
-
-@contextlib.contextmanager
-def _replaced_atomically(path: PathArg) -> Iterator[str]:
-    """A temporary name beside ``path`` that replaces it once the block ends without error."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".ef-", suffix=".tmp")
-    os.close(fd)
-    try:
-        yield temporary
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._plugins import rag_metric_functions, registry
+from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._rag.sample_ids import check_ids, sample_ids
 from ef.evaluation._report.reports import RagEvalReport
 from ef.evaluation._scoring.metrics import checked_value
@@ -41,9 +42,8 @@ def _is_id_list(value: object) -> bool:
     )
 
 
-def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
+def _check_sample(where: str, sample: object) -> Mapping[str, Any]:
     """Return ``sample`` if it has the :class:`RagSample` shape, else say what is wrong."""
-    where = f"sample {index}"
     if not isinstance(sample, Mapping):
         raise TypeError(f"{where}: expected a mapping (a RagSample), got {type(sample).__name__}")
     for field in ("user_input", "response"):
@@ -65,6 +65,7 @@ def _check_sample(index: int, sample: object) -> Mapping[str, Any]:
                 f"{where}: field {field!r} must be a list of ids (strings or integers), "
                 f"got {value!r:.80}"
             )
+    check_encodable(where, sample)
     reference = sample.get("reference")
     if reference is not None and not isinstance(reference, str):
         if not _is_str_list(reference):
@@ -104,14 +105,12 @@ def _plugin_of(name: str, fn: object) -> str:
 
 
 def _score(
-    index: int, name: str, fn: Callable[[Mapping[str, Any]], object], sample: Any
+    where: str, name: str, fn: Callable[[Mapping[str, Any]], object], sample: Any
 ) -> float | None:
     try:
         value = fn(sample)
     except Exception as error:
-        error.add_note(
-            f"while computing RAG metric {name!r} on sample {index}{_plugin_of(name, fn)}"
-        )
+        error.add_note(f"while computing RAG metric {name!r} on {where}{_plugin_of(name, fn)}")
         raise
     if value is None:
         return None
@@ -119,9 +118,7 @@ def _score(
         return value
     return checked_value(
         value,
-        lambda shown: (
-            f"RAG metric {name!r} returned {shown} for sample {index}{_plugin_of(name, fn)}"
-        ),
+        lambda shown: f"RAG metric {name!r} returned {shown} for {where}{_plugin_of(name, fn)}",
     )
 
 
@@ -186,11 +183,14 @@ def evaluate_rag(
     values: dict[str, list[float]] = {name: [] for name in functions}
     per_sample: list[dict[str, float | None]] = []
     for index, raw in enumerate(samples):
-        sample = _check_sample(index, raw)
+        where = f"sample {index}"
+        if checked_ids is not None and index < len(checked_ids):
+            where += f" (id {checked_ids[index]!r})"
+        sample = _check_sample(where, raw)
         user_inputs.append(sample.get("user_input"))
         row: dict[str, float | None] = {}
         for name, fn in functions.items():
-            value = _score(index, name, fn, sample)
+            value = _score(where, name, fn, sample)
             row[name] = value
             if value is not None:
                 values[name].append(value)

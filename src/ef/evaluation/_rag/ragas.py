@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._types import RagSample
 
 __all__ = ["as_ragas_dataset"]
@@ -51,6 +52,7 @@ def _check_sample(index: int, sample: object, fields: Iterable[str]) -> Mapping[
             f"sample {index}: key 'reference' holds a list of answers, but Ragas' "
             "SingleTurnSample holds one reference string; pick one answer per sample"
         )
+    check_encodable(f"sample {index}", sample)
     return sample
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ef.evaluation._json import lone_surrogate
+
 __all__ = ["check_ids", "sample_ids"]
 
 
@@ -11,7 +13,7 @@ def check_ids(ids: object) -> list[str]:
     """``ids`` as a list of unique strings, or an error saying what is wrong with it.
 
     :raises TypeError: if ``ids`` is a string or not a sequence of strings.
-    :raises ValueError: if an id repeats.
+    :raises ValueError: if an id repeats, or holds a lone surrogate (UTF-8 cannot encode it).
 
     >>> check_ids(['q1', 'q1'])
     Traceback (most recent call last):
@@ -25,6 +27,12 @@ def check_ids(ids: object) -> list[str]:
         if not isinstance(sample_id, str):
             raise TypeError(
                 f"ids[{index}] must be a string, got {type(sample_id).__name__} {sample_id!r:.80}"
+            )
+        code = lone_surrogate(sample_id)
+        if code is not None:
+            raise ValueError(
+                f"ids[{index}] holds a lone UTF-16 surrogate (\\u{code:04x}); expected text "
+                "UTF-8 can encode"
             )
         if sample_id in seen:
             raise ValueError(f"ids must be unique: {sample_id!r:.80} is given twice")

@@ -296,8 +296,12 @@ def journal_to_trec_run(
     :param path: the run file to write (``.gz`` compresses); replaced only once complete.
     :param tag: the run tag column.
     :raises JournalCorruptError: for a damaged journal, naming the file and line.
+    :raises ValueError: when ``path`` is the journal itself (it would be replaced).
     """
+    from ef.evaluation._io.overwrite import check_not_input
     from ef.evaluation._io.trec import write_trec_run
+
+    check_not_input(path, [journal])
     from ef.evaluation._scoring.order import rank_by_score
 
     data = Path(journal).read_bytes()

@@ -36,7 +36,14 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
     seconds,
 )
-from ef.evaluation.cli._output import json_text, overwritten_input, redact, write_text
+from ef.evaluation.cli._output import (
+    command_outputs,
+    json_text,
+    output_clash,
+    redact,
+    write_json,
+    write_text,
+)
 from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text
 
 if TYPE_CHECKING:
@@ -56,6 +63,7 @@ __all__ = [
     "add_output_options",
     "check_names",
     "check_outputs",
+    "command_outputs",
     "count",
     "emit",
     "format_cell",
@@ -319,6 +327,8 @@ def _redacted(table: Table) -> Table:
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str] = ()) -> None:
     """Refuse, before anything runs, an output that would replace an input or another output.
 
+    Every command applies it to all it writes (:func:`command_outputs`) first.
+
     :param outputs: each output option (``"--output"``) and its path, or None when not given.
     :param inputs: the command's input files and folders, as given.
     :raises CliError: a usage error naming both.
@@ -329,20 +339,9 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str] = ())
     ef.evaluation.cli._common.CliError: --output qrels.txt would replace the input ./qrels.txt; \
 write to another file
     """
-    given = [(o, path) for o, path in outputs.items() if path is not None and path != "-"]
-    for index, (option, path) in enumerate(given):
-        clash = overwritten_input(path, inputs)
-        if clash is not None:
-            raise CliError(
-                f"{option} {path} would replace the input {clash}; write to another file",
-                exit_code=EXIT_USAGE,
-            )
-        for other, other_path in given[index + 1 :]:
-            if overwritten_input(path, [other_path]) is not None:
-                raise CliError(
-                    f"{option} and {other} name the same file ({path}); give each its own",
-                    exit_code=EXIT_USAGE,
-                )
+    clash = output_clash(outputs, inputs)
+    if clash is not None:
+        raise CliError(clash, exit_code=EXIT_USAGE)
 
 
 def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[str] = ()) -> None:
@@ -364,30 +363,37 @@ def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[
     output = None if args.output == "-" else args.output
     check_outputs({"--output": output}, inputs)
     table, data = _redacted(table), redact(data)
-    if args.format == "table":
-        if output is None:
-            _terminal.print_table(table, sys.stdout, terminal=_is_terminal(sys.stdout))
-            return
+    if args.format == "table" and output is None:
+        _terminal.print_table(table, sys.stdout, terminal=_is_terminal(sys.stdout))
+    elif args.format == "table":
         buffer = io.StringIO()
         _terminal.print_table(table, buffer, terminal=False)
-        text = buffer.getvalue()
-    else:
-        text = render_text(table, data, args.format)
-    write_output(output, text)
+        write_output(output, buffer.getvalue())
+    else:  # JSON is written as it is encoded: a big report is never held as text
+        json = args.format == "json"
+        write_output(output, data if json else render_text(table, data, args.format), as_json=json)
 
 
-def write_output(output: str | None, text: str, *, inputs: Iterable[str] = ()) -> None:
+def write_output(
+    output: str | None, text: Any, *, inputs: Iterable[str] = (), as_json: bool = False
+) -> None:
     """Write ``text`` to the file ``output``, or to standard output for ``None`` or ``"-"``.
 
     A file is replaced all at once (a failure keeps the old one); a FIFO or ``/dev/stdout`` is
     written as a stream.
 
     :param inputs: the command's input files and folders, which ``output`` may not replace.
-    :raises CliError: if the file cannot be written, or is one of ``inputs``.
+    :param as_json: ``text`` is a value, written as JSON as it is encoded (:func:`write_json`).
+    :raises CliError: if the file cannot be written, or is one of ``inputs``; for a NaN in JSON.
     """
     check_outputs({"--output": output}, inputs)
     try:
-        write_text(output, text)
+        if as_json:
+            write_json(output, text)
+        else:
+            write_text(output, text)
+    except ValueError as error:
+        raise CliError(str(error)) from error
     except OSError as error:
         reason = error.strerror or str(error)
         raise CliError(f"cannot write {output}: {reason}") from error

@@ -3,7 +3,8 @@
 - A file named by ``--output`` (or ``--save-run``) is replaced all at once
   (:func:`~ef.evaluation.write_text_atomically`): a failure keeps the old file. A FIFO, a
   device or ``/dev/stdout`` is written as a stream; ``-`` is standard output.
-- An output that would replace one of the command's inputs is refused before anything runs.
+- An output that would replace one of the command's inputs is refused before anything runs
+  (:func:`~ef.evaluation.overwritten_input`, the check the library's writers apply too).
 - Everything shown — titles, row labels, JSON — has the password of any URL hidden
   (:func:`~ef.evaluation.redact_url`): ``--retriever http://alice:S3CRET@host/`` is shown
   as ``http://alice:***@host/``.
@@ -12,61 +13,85 @@
 
 from __future__ import annotations
 
+import argparse
+import itertools
 import json
 import math
-import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ef.evaluation import is_stream, redact_url, write_text_atomically
+import attrs
 
-__all__ = ["json_text", "overwritten_input", "redact", "same_file", "write_text"]
+from ef.evaluation import overwritten_input, redact_url, write_text_atomically
+
+__all__ = [
+    "command_outputs",
+    "json_text",
+    "output_clash",
+    "redact",
+    "report_data",
+    "write_json",
+    "write_text",
+]
 
 
-def same_file(first: str, second: str) -> bool:
-    """Whether two paths name one file: the same inode when both exist, else one real path.
+# Each option that names a file a command writes, by its destination in the parsed arguments.
+_OUTPUT_OPTIONS = {
+    "output": "--output",
+    "html": "--html",
+    "save_run": "--save-run",
+    "journal": "--journal",
+}
 
-    >>> same_file("report.json", "./report.json")
-    True
+
+def command_outputs(args: argparse.Namespace) -> dict[str, str | None]:
+    """Every file the command line asks a command to write, by option.
+
+    >>> command_outputs(argparse.Namespace(output="r.json", html=None, format="json"))
+    {'--output': 'r.json', '--html': None}
     """
-    try:
-        return os.path.samefile(first, second)
-    except OSError:
-        return os.path.realpath(first) == os.path.realpath(second)
+    return {
+        option: getattr(args, name)
+        for name, option in _OUTPUT_OPTIONS.items()
+        if hasattr(args, name)
+    }
 
 
-def overwritten_input(output: str, inputs: Iterable[str]) -> str | None:
-    """The input that writing ``output`` would replace, or None.
-
-    An input folder (a dataset) counts with every file already in it. Standard output and
-    streams replace nothing.
-
-    :param output: the output path as given.
-    :param inputs: the input paths as given (files or folders).
-
-    >>> overwritten_input("-", ["qrels.txt"]) is None
-    True
-    >>> overwritten_input("qrels.txt", ["runs/a.txt", "./qrels.txt"])
-    './qrels.txt'
+def report_data(report: Any) -> dict[str, Any]:
+    """``report.to_dict()`` with the report's own read-only ``per_query`` in place of a copy:
+    what ``--format json`` writes, without holding every query's values twice.
     """
-    if output == "-" or is_stream(output):
-        return None
-    real = os.path.realpath(output)
-    for given in inputs:
-        if given == "-":
-            continue
-        if os.path.isdir(given):
-            folder = os.path.realpath(given)
-            if real == folder or (os.path.exists(real) and real.startswith(folder + os.sep)):
-                return given
-        elif same_file(output, given):
-            return given
+    data: dict[str, Any] = attrs.evolve(report, per_query={}).to_dict()
+    data["per_query"] = report.per_query
+    return data
+
+
+def output_clash(outputs: Mapping[str, str | None], inputs: Iterable[str]) -> str | None:
+    """What is wrong when an output would replace an input or another output, else None.
+
+    :param outputs: each output option (``"--output"``) and its path, or None when not given.
+    :param inputs: the command's input files and folders, as given.
+
+    >>> output_clash({"--output": "a.json", "--html": "./a.json"}, [])
+    '--output and --html name the same file (a.json); give each its own'
+    """
+    given = [(o, path) for o, path in outputs.items() if path is not None and path != "-"]
+    for index, (option, path) in enumerate(given):
+        clash = overwritten_input(path, inputs)
+        if clash is not None:
+            return f"{option} {path} would replace the input {clash}; write to another file"
+        for other, other_path in given[index + 1 :]:
+            if overwritten_input(path, [other_path]) is not None:
+                return f"{option} and {other} name the same file ({path}); give each its own"
     return None
 
 
 def redact(value: Any) -> Any:
     """A JSON-ready value with the password of every URL in its strings (keys too) hidden.
+
+    What holds no password is returned as it is, not copied: a report of a million queries is
+    not held twice.
 
     >>> redact({"retriever": "http://alice:pw@host/", "n": [1, "https://bob:x@h"]})
     {'retriever': 'http://alice:***@host/', 'n': [1, 'https://bob:***@h']}
@@ -74,9 +99,17 @@ def redact(value: Any) -> Any:
     if isinstance(value, str):
         return redact_url(value)
     if isinstance(value, dict):
-        return {redact(key): redact(item) for key, item in value.items()}
+        copy: dict[Any, Any] | None = None
+        for index, (key, item) in enumerate(value.items()):
+            new_key, new_item = redact(key), redact(item)
+            if copy is None and (new_key != key or new_item is not item):
+                copy = dict(itertools.islice(value.items(), index))
+            if copy is not None:
+                copy[new_key] = new_item
+        return value if copy is None else copy
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        items = [redact(item) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 
 
@@ -114,6 +147,53 @@ def json_text(data: Any) -> str:
         if where is None:
             raise
         raise ValueError(f"cannot write JSON: {where}; JSON has no NaN or infinity") from None
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` holds no NaN and no infinity, however deep (nothing is copied)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(map(_finite, value.values()))
+    if isinstance(value, list | tuple):
+        return all(map(_finite, value))
+    return True
+
+
+_BATCH = 4096
+
+
+def _joined(chunks: Iterable[str]) -> Iterator[str]:
+    """``chunks`` joined ``_BATCH`` at a time (the encoder yields many tiny pieces)."""
+    batch: list[str] = []
+    for chunk in chunks:
+        batch.append(chunk)
+        if len(batch) >= _BATCH:
+            yield "".join(batch)
+            batch.clear()
+    if batch:
+        yield "".join(batch)
+
+
+def write_json(output: str | None, data: Any) -> None:
+    """Write ``data`` as :func:`json_text` writes it, piece by piece: the text of a report of a
+    million queries is never held whole (to standard output, a stream, or a file replaced all
+    at once).
+
+    :raises ValueError: naming where a NaN or an infinity is, before anything is written.
+    :raises OSError: naming ``output``; an existing file is then kept as it was.
+    """
+    if not _finite(data):
+        json_text(data)  # raises, naming where
+    chunks = json.JSONEncoder(indent=2, ensure_ascii=False, allow_nan=False).iterencode(data)
+    batches = _joined(chunks)
+    if output is None or output == "-":
+        sys.stdout.writelines(batches)
+        sys.stdout.write("\n")
+        return
+    with write_text_atomically(output, compress=False) as out:
+        out.writelines(batches)
+        out.write("\n")
 
 
 def write_text(output: str | None, text: str) -> None:

@@ -2,10 +2,11 @@
 
 Retrieval is the slow part, so nothing it produced is thrown away when a later step fails:
 
-- ``--save-run`` is written from a journal (``--journal``, or a temporary one). The report is
-  written first; if the run file then cannot be written (a missing folder, a doc id TREC cannot
-  hold, a full disk), the error names the user's path and the journal is kept, with the command
-  that writes the run file from it without retrieving again.
+- ``--save-run`` is written from a journal (``--journal``, or a temporary one), in the format its
+  name says (TREC, JSON, JSON Lines or Parquet, as :func:`~ef.evaluation.write_run` tells it).
+  The report is written first; if the run file then cannot be written (a missing folder, a doc
+  id TREC cannot hold, a full disk), the error names the user's path and the journal is kept,
+  with the command that writes the run file from it without retrieving again.
 - When the evaluation itself stops (a failed query in ``--on-error raise``, Ctrl-C), a
   temporary journal that holds finished queries is kept too, and the error says how to resume.
 - ``--on-error record``: the failed queries are listed on standard error (the first few, each
@@ -26,7 +27,9 @@ from ef.evaluation import (
     IncompleteEvaluationWarning,
     RetrievalEvalReport,
     journal_to_trec_run,
+    read_trec_run,
     redact_url,
+    write_run,
 )
 from ef.evaluation.cli._common import CliError
 
@@ -91,7 +94,11 @@ class RunJournal:
         if self.save_run is None or self.path is None:
             return
         try:
-            journal_to_trec_run(self.path, self.save_run, tag=tag)
+            with tempfile.TemporaryDirectory(prefix="ef-eval-") as folder:
+                # The journal gives a TREC run; the file is written in the format of its name.
+                trec = os.path.join(folder, "run.txt")
+                journal_to_trec_run(self.path, trec, tag=tag)
+                write_run(self.save_run, read_trec_run(trec), tag=tag)
         except (OSError, ValueError) as error:
             if isinstance(error, OSError) and error.strerror:
                 reason = error.strerror

@@ -36,6 +36,8 @@ from ef.evaluation.cli._common import (
     add_judging_options,
     add_output_options,
     check_names,
+    check_outputs,
+    command_outputs,
     parse_names,
     positive_int,
     read_qrels,
@@ -319,6 +321,7 @@ def _plain(renderables: Sequence[RenderableType]) -> str:
 def handle(args: argparse.Namespace) -> int:
     """Compare the systems and print the report in the chosen format."""
     check_names(args.tests, SIGNIFICANCE_TESTS, "test")
+    check_outputs(command_outputs(args), args.inputs)
     systems, qrels, names_by_path = _systems(args)
     baseline = _baseline(args.baseline, systems, names_by_path)
     report = compare(

@@ -2,7 +2,9 @@
 
 Each run file is read with :func:`~ef.evaluation.read_run` (TREC, ranx's JSON, JSON Lines or
 Parquet), the runs are fused with :func:`~ef.evaluation.fuse` and the result is written with
-:func:`~ef.evaluation.write_trec_run` (atomically: the file appears only once complete). With
+:func:`~ef.evaluation.write_run` (atomically: the file appears only once complete), in the
+format its name says (``.json``, ``.jsonl``, ``.parquet``, else TREC) or ``--run-format``; it
+may not replace one of the runs or the qrels. With
 ``--optimize``, :func:`~ef.evaluation.optimize_fusion` first searches the method's weights or
 parameters on ``--qrels`` for ``--metric``, prints the best configuration (and each fold's with
 ``--folds``), and the run written, if any, is fused with it.
@@ -22,10 +24,18 @@ from ef.evaluation import (
     read_dataset,
     read_run,
     read_trec_qrels,
-    write_trec_run,
+    write_run,
 )
 from ef.evaluation.cli._arguments import add_run_format_option
-from ef.evaluation.cli._common import EXIT_USAGE, FORMATS, CliError, Table, emit
+from ef.evaluation.cli._common import (
+    EXIT_USAGE,
+    FORMATS,
+    CliError,
+    Table,
+    check_outputs,
+    command_outputs,
+    emit,
+)
 from ef.evaluation.cli.run import run_names
 
 if TYPE_CHECKING:
@@ -101,7 +111,12 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="NAME=VALUE",
         help="a method parameter, e.g. k=60 for rrf, phi=0.8 for rbc (repeatable)",
     )
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the fused run here")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the fused run here, in the format of its name or --run-format",
+    )
     add_run_format_option(parser)
     parser.add_argument("--tag", default="fused", help="the run tag of the written run")
     parser.add_argument(
@@ -157,6 +172,7 @@ def handle(args: argparse.Namespace) -> int:
     """Fuse the run files (after the search, with ``--optimize``) and write the fused run."""
     _check_usage(args)
     run_names(args.runs)  # refuses a file given twice
+    check_outputs(command_outputs(args), [*args.runs, *filter(None, [args.qrels])])
     runs = [read_run(path, format=args.run_format) for path in args.runs]
     qrels = _read_qrels(args)
     norm = "default" if args.norm is None else args.norm
@@ -209,5 +225,5 @@ def handle(args: argparse.Namespace) -> int:
             qrels=qrels,
         )
     if fused is not None:
-        write_trec_run(args.output, fused, tag=args.tag)
+        write_run(args.output, fused, format=args.run_format, tag=args.tag)
     return 0

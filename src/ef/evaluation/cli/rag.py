@@ -24,6 +24,8 @@ from ef.evaluation.cli._common import (
     add_metric_options,
     add_output_options,
     check_names,
+    check_outputs,
+    command_outputs,
     emit,
 )
 
@@ -127,6 +129,7 @@ def rag_table(title: str, report: RagEvalReport, lines: list[int], *, per_query:
 def handle(args: argparse.Namespace) -> int:
     """Score the samples and print the mean of each metric (or each sample's values)."""
     check_names(args.metrics, registry().rag_metrics, "RAG metric")
+    check_outputs(command_outputs(args), [args.samples])
     samples = read_samples(args.samples)
     options = {} if args.metrics is None else {"metrics": args.metrics}
     report = _evaluate(args.samples, samples, **options)

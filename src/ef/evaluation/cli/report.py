@@ -23,7 +23,13 @@ from ef.evaluation import (
     read_run,
 )
 from ef.evaluation.cli._arguments import add_run_format_option, html_path
-from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._common import (
+    EXIT_USAGE,
+    CliError,
+    check_outputs,
+    command_outputs,
+    read_qrels,
+)
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli.compare import _load_json, read_reports
 from ef.evaluation.cli.run import run_names
@@ -106,7 +112,7 @@ def _single(args: argparse.Namespace, data: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Read the reports (and runs, qrels, dataset) and write the page."""
     inputs = [*args.reports, *(args.run or ()), *filter(None, [args.qrels, args.dataset])]
-    check_outputs({"--output": args.output}, inputs)
+    check_outputs(command_outputs(args), inputs)
     if len(args.reports) == 1 and _kind(data := _load_json(args.reports[0])) != "retrieval":
         _single(args, data)
     else:

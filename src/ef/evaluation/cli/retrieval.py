@@ -24,7 +24,7 @@ from ef.evaluation import (
     IncompleteEvaluationWarning,
     evaluate_retrieval,
     read_dataset,
-    read_trec_run,
+    read_run,
     redact_url,
     registry,
     resolve_builtin,
@@ -37,6 +37,7 @@ from ef.evaluation.cli._common import (
     add_output_options,
     check_names,
     check_outputs,
+    command_outputs,
     count,
     emit,
     keyword_defaults,
@@ -46,6 +47,7 @@ from ef.evaluation.cli._common import (
     seconds,
 )
 from ef.evaluation.cli._html import runs_html
+from ef.evaluation.cli._output import report_data
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
@@ -149,7 +151,8 @@ def add_parser(subparsers: Subparsers) -> None:
     runner.add_argument(
         "--save-run",
         metavar="FILE",
-        help="also write the rankings as a TREC run file ('.gz' compresses)",
+        help="also write the rankings as a run file: TREC, or .json, .jsonl, .parquet by its "
+        "name ('.gz' compresses)",
     )
     runner.add_argument(
         "--no-progress",
@@ -221,8 +224,7 @@ def handle(args: argparse.Namespace) -> int:
             exit_code=EXIT_USAGE,
         )
     source = resolve_builtin(args.dataset)
-    outputs = {"--output": args.output, "--save-run": args.save_run, "--journal": args.journal}
-    check_outputs(outputs, [os.fspath(source)])
+    check_outputs(command_outputs(args), [os.fspath(source)])
     _check_folders(args)
     corpus, queries, qrels = read_dataset(source, reader=args.reader)
     show = stderr_is_terminal() and not args.no_progress
@@ -264,14 +266,14 @@ def handle(args: argparse.Namespace) -> int:
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
     try:
-        emit(args, table, report.to_dict())
+        emit(args, table, report_data(report))
     except CliError as error:
         if journal.path is None:
             raise
         raise CliError(f"{error}; {journal.hint()}") from error
     journal.write_run(tag=_run_tag(redact_url(args.retriever)))
     if args.html:
-        run = None if args.save_run is None else {args.retriever: read_trec_run(args.save_run)}
+        run = None if args.save_run is None else {args.retriever: read_run(args.save_run)}
         reports = {args.retriever: report}
         runs_html(args.html, reports, runs=run, qrels=qrels, corpus=corpus, queries=queries)
     return 0

@@ -28,12 +28,15 @@ from ef.evaluation.cli._common import (
     add_metric_options,
     add_output_options,
     check_names,
+    check_outputs,
+    command_outputs,
     emit,
     read_qrels,
     retrieval_options,
     retrieval_table,
 )
 from ef.evaluation.cli._html import runs_html
+from ef.evaluation.cli._output import report_data
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -97,6 +100,7 @@ def run_names(paths: Sequence[str]) -> list[str]:
 def handle(args: argparse.Namespace) -> int:
     """Score every run file and print one row per run (or per run and query)."""
     check_names(args.metrics, registry().metrics, "metric")
+    check_outputs(command_outputs(args), [args.qrels, *args.runs])
     names = run_names(args.runs)
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
@@ -115,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"
     table = retrieval_table(title, reports, label="run", per_query=args.per_query)
-    data = {name: report.to_dict() for name, report in reports.items()}
+    data = {name: report_data(report) for name, report in reports.items()}
     emit(args, table, data, inputs=[args.qrels, *args.runs])
     if args.html:
         runs_html(args.html, reports, runs=read, qrels=qrels)
