@@ -60,6 +60,8 @@ ADDED_NAMES = {
     "optimize_fusion",
     "IncompleteEvaluationWarning",
     "JournalMismatchError",
+    "ParameterError",
+    "RelevanceLevelWarning",
     "PluginInfo",
     "PluginWarning",
     "Progress",

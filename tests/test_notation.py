@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
-from ef.evaluation import check_metrics, compare, evaluate_run, hookimpl, measure_catalogue
+from ef.evaluation import (
+    ParameterError,
+    check_metrics,
+    compare,
+    evaluate_run,
+    hookimpl,
+    measure_catalogue,
+)
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation.cli import main
 from ef.evaluation.cli._arguments import parse_names
@@ -171,14 +178,27 @@ def test_compare_resolves_any_spelling() -> None:
     [
         ("nDGC@10", r"unknown metric name\(s\) 'nDGC@10'; closest: 'nDCG@10'"),
         ("ndcg_cutt.10", r"closest: 'ndcg_cut\.10'"),
-        ("P(rel=0)@5", r"'P\(rel=0\)@5': rel must be an int >= 1, got '0'"),
-        ("RBP(p=1.5)", r"p must be a number in \(0, 1\), got '1.5'"),
-        ("nDCG(dcg='exp')@10", r"dcg must be one of 'log2', 'exp-log2', got 'exp'"),
+        ("P(rel=0)@5", r"'P\(rel=0\)@5' \(P\): parameter 'rel' must be an int >= 1, got '0'"),
+        ("RBP(p=1.5)", r"parameter 'p' must be a finite number in \(0, 1\), got '1.5'"),
+        ("RBP(p=1)", r"parameter 'p' must be a finite number in \(0, 1\), got '1'"),
+        ("nDCG(dcg='exp')@10", r"parameter 'dcg' must be one of 'log2', 'exp-log2', got 'exp'"),
         ("P(foo=1)@5", r"P takes rel; unknown parameter\(s\) 'foo'"),
         ("ERR", r"ERR needs a cutoff, such as 'ERR@20'"),
         ("Rprec@10", r"Rprec takes no cutoff"),
-        ("P@0", r"the cutoff must be an int >= 1, got '0'"),
-        ("P@0.5", r"the cutoff must be an int >= 1, got '0.5'"),
+        ("P@0", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0'"),
+        ("P@0.5", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0.5'"),
+        ("nDCG@" + "9" * 5000, r"^metric 'nDCG@9+' \(nDCG\): parameter 'cutoff' must be an int"),
+        ("P@9223372036854775808", r"'P@9223372036854775808' \(P\): parameter 'cutoff' must"),
+        (
+            "IPrec@5",
+            r"'IPrec@5' \(IPrec\): parameter 'recall level' must be a finite number in "
+            r"\[0, 1\], got '5'",
+        ),
+        ("IPrec@1.5", r"parameter 'recall level' must be a finite number in \[0, 1\]"),
+        ("iprec_at_recall.2", r"'iprec_at_recall.2' \(IPrec\): parameter 'recall level'"),
+        ("iprec_at_recall_1.01", r"parameter 'recall level' must be a finite number in \[0, 1\]"),
+        ("P(rel=1,rel=2)@5", r"'P\(rel=1,rel=2\)@5': parameter 'rel' is given twice"),
+        ("RBP(p=0.5,p=0.5)", r"parameter 'p' is given twice"),
         ("judged(p=1)@10", r"'judged' of plugin .* takes no parameters"),
         ("bpref@10", r"'bpref' .* takes no cutoff or parameters"),
     ],
@@ -188,6 +208,21 @@ def test_a_bad_name_is_an_error_naming_it(name: str, message: str) -> None:
         check_metrics([name])
     with pytest.raises(ValueError, match=message):
         evaluate_run(RUN, QRELS, metrics=[name])
+
+
+@pytest.mark.parametrize(
+    "name", ["IPrec@5", "P(rel=1,rel=2)@5", "RBP(p=2)", "nDCG@" + "9" * 5000, "P@0"]
+)
+def test_a_parameter_outside_its_domain_is_a_parameter_error(name: str) -> None:
+    with pytest.raises(ParameterError):
+        evaluate_run(RUN, QRELS, metrics=[name])
+
+
+@pytest.mark.parametrize(("name", "level"), [("IPrec@0", 0.0), ("IPrec@1", 1.0),
+                                             ("iprec_at_recall.0.50", 0.5)])  # fmt: skip
+def test_a_recall_level_in_zero_one_is_trec_evals_value(name: str, level: float) -> None:
+    report = evaluate_run(RUN, QRELS, metrics=[name, "iprec_at_recall"])
+    assert report.metrics[name] == report.metrics[f"iprec_at_recall_{level:.2f}"]
 
 
 def test_err_refuses_a_grade_above_gdevals_scale_naming_the_query() -> None:
@@ -274,7 +309,7 @@ def test_ef_eval_run_accepts_every_notation(
     assert main(["run", str(qrels_path), str(run_path), "--metrics", "nDGC@10"]) == 2
     assert "unknown metric 'nDGC@10'; closest: 'nDCG@10'" in capsys.readouterr().err
     assert main(["run", str(qrels_path), str(run_path), "--metrics", "P(rel=0)@5"]) == 2
-    assert "rel must be an int >= 1" in capsys.readouterr().err
+    assert "parameter 'rel' must be an int >= 1" in capsys.readouterr().err
 
 
 def test_ef_eval_metrics_lists_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -283,7 +318,9 @@ def test_ef_eval_metrics_lists_every_measure(capsys: pytest.CaptureFixture[str])
     for name in ("nDCG", "ERR", "RBP", "F1", "Hits", "R_cap", "Hole", "Judged", "ndcg_cut"):
         assert rows[name]["notations"] and rows[name]["description"] and rows[name]["source"]
     assert "ndcg_cut.X" in rows["ndcg_cut"]["notations"]
-    assert rows["RBP"]["parameters"][1] == "p=0.8: the user's persistence"
+    assert (
+        rows["RBP"]["parameters"][1] == "p=0.8: the user's persistence, a finite number in (0, 1)"
+    )
     assert rows["NumRelRet"]["aggregation"] == "sum"
     # Every notation listed is accepted.
     check_metrics([n.replace("@K", "@10") for row in rows.values() for n in row["notations"]

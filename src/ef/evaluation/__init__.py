@@ -52,8 +52,10 @@ from ef.evaluation._exceptions import (
     IncompleteEvaluationWarning,
     JournalCorruptError,
     JournalMismatchError,
+    ParameterError,
     PluginWarning,
     QueryError,
+    RelevanceLevelWarning,
     ResponseShapeError,
 )
 from ef.evaluation._fusion.api import fuse
@@ -149,6 +151,7 @@ __all__ = [
     "MeasureInfo",
     "Normalization",
     "PairedComparison",
+    "ParameterError",
     "PluginInfo",
     "PluginWarning",
     "Progress",
@@ -161,6 +164,7 @@ __all__ = [
     "RagSample",
     "RankingSummary",
     "Registry",
+    "RelevanceLevelWarning",
     "ResponseShapeError",
     "RetrievalEvalReport",
     "RetrievalMetric",

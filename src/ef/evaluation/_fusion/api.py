@@ -24,6 +24,7 @@ from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_
 from ef.evaluation._fusion._order import in_trec_order
 from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._plugins import registry
+from ef.evaluation._scoring.domains import like, number
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
@@ -106,11 +107,18 @@ def check_weights(entry: MethodEntry, weights: Sequence[float] | None, n_runs: i
 
 
 def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The method's defaults updated with ``params``.
+    """The method's defaults updated with ``params``, each checked against its domain.
+
+    A parameter's domain is the one the method declared, else its default's type (an int, a
+    finite number, a string), else any finite number.
 
     :raises ValueError: for a parameter the method does not take (listing those it takes), a
-        required one missing, or a number that is not finite.
+        required one missing.
+    :raises ParameterError: for a value outside its domain (naming the method, the parameter
+        and the domain).
     """
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping of parameters, got {type(params).__name__}")
     given = dict(params or {})
     accepted = {*entry.defaults, *entry.required, *entry.trained, *entry.train_params}
     if "weights" in given:
@@ -122,9 +130,14 @@ def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[s
             f"fusion method {entry.name!r} does not take {', '.join(map(repr, unknown))}; "
             f"it takes: {takes}"
         )
+    owner = f"fusion method {entry.name!r}"
     for name, value in given.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"parameter {name!r} of {entry.name!r} is {value!r}; expected finite")
+        domain = entry.domains.get(name)
+        if domain is None:
+            domain = like(entry.defaults[name]) if name in entry.defaults else _ANY_NUMBER
+            if domain is _ANY_NUMBER and not isinstance(value, int | float):
+                continue  # an undeclared parameter of a plugin's method: its own to check
+        given[name] = domain.check(value, owner, name)
     merged = {**entry.defaults, **given}
     missing = [name for name in entry.required if name not in merged]
     if missing:
@@ -133,6 +146,9 @@ def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[s
             f"fusion method {entry.name!r} needs {', '.join(missing)}: params={{{example}}}"
         )
     return merged
+
+
+_ANY_NUMBER = number()
 
 
 def check_scored(prepared: PreparedRuns, entry: MethodEntry, norm: NormEntry | None) -> None:
@@ -317,10 +333,9 @@ def _fuse_compiled(
         return None
     try:
         checked_weights = check_weights(entry, weights, len(runs))  # type: ignore[arg-type]
-        merged = check_params(entry, params)
     except Exception:  # the Python path raises it, after any error it finds in the runs first
         return None
-    return _compiled.from_runs(runs, entry, norm, checked_weights, merged)
+    return _compiled.from_runs(runs, entry, norm, checked_weights, dict(params or {}))
 
 
 def fuse(
@@ -361,8 +376,10 @@ def fuse(
     :returns: ``{query_id: {doc_id: fused score}}``.
     :raises ValueError: for an unknown method or normalisation (listing the known ones), a
         weights count that is not the number of runs, a weight or score that is not finite
-        (naming the run and query), an unknown or missing parameter, or scores asked of runs
-        without them.
+        (naming the run and query), a ranked list naming one doc twice, an unknown or missing
+        parameter, or scores asked of runs without them.
+    :raises ParameterError: for a parameter outside its domain (``rrf``'s ``k`` > 0, ``rbc``'s
+        ``phi`` in (0, 1), …; ``docs/fusion.md`` lists them), before any work.
     :raises TypeError: if ``runs`` is not a sequence of run mappings.
 
     >>> bm25 = {'q1': {'d1': 12.0, 'd2': 9.5, 'd3': 4.0}}
@@ -373,8 +390,9 @@ def fuse(
     {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
     """
     entry, norm_entry = resolve(method, norm)
+    merged = check_params(entry, params)  # before any work
     if qrels is None:
-        compiled = _fuse_compiled(runs, entry, norm_entry, weights, params)
+        compiled = _fuse_compiled(runs, entry, norm_entry, weights, merged)
         if compiled is not None:
             return compiled
     prepared = prepare_runs(runs)
@@ -382,7 +400,6 @@ def fuse(
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
-    merged = check_params(entry, params)
     untrained = [name for name in entry.trained if name not in merged]
     if entry.train is not None and untrained:
         if qrels is None:
