@@ -58,14 +58,14 @@ TABLE: list[tuple[str, str, str, dict[str, object]]] = [
     ("ndcg@10", "ndcg_cut", "ndcg_cut_10", {}),
     ("NDCG@10", "ndcg_cut", "ndcg_cut_10", {}),
     ("nDCG(dcg='log2')@10", "ndcg_cut", "ndcg_cut_10", {}),
-    ("nDCG", "trec_ndcg", "ndcg", {}),
+    ("nDCG", "trec_ndcg", "trec_ndcg", {}),
     ("P@5", "P", "P_5", {}),
     ("P.5", "P", "P_5", {}),
     ("P_5", "P", "P_5", {}),
     ("precision@5", "P", "P_5", {}),
     ("P(rel=2)@5", "P", "P_5", {"relevance_level": 2}),
-    ("AP", "trec_map", "map", {}),
-    ("AP(rel=2)", "trec_map", "map", {"relevance_level": 2}),
+    ("AP", "trec_map", "trec_map", {}),
+    ("AP(rel=2)", "trec_map", "trec_map", {"relevance_level": 2}),
     ("AP@10", "map_cut", "map_cut_10", {}),
     ("map_cut.10", "map_cut", "map_cut_10", {}),
     ("map@10", "map_cut", "map_cut_10", {}),
@@ -73,10 +73,10 @@ TABLE: list[tuple[str, str, str, dict[str, object]]] = [
     ("RR(rel=3)", "recip_rank", "recip_rank", {"relevance_level": 3}),
     ("RR@10", "mrr", "mrr@10", {"k_values": (10,)}),
     ("mrr@10", "mrr", "mrr@10", {"k_values": (10,)}),
-    ("R@100", "trec_recall", "recall_100", {}),
-    ("recall.100", "trec_recall", "recall_100", {}),
-    ("recall_100", "trec_recall", "recall_100", {}),
-    ("Recall@100", "trec_recall", "recall_100", {}),
+    ("R@100", "trec_recall", "trec_recall_100", {}),
+    ("recall.100", "trec_recall", "trec_recall_100", {}),
+    ("recall_100", "trec_recall", "trec_recall_100", {}),
+    ("Recall@100", "trec_recall", "trec_recall_100", {}),
     ("R_cap@10", "relative_P", "relative_P_10", {}),
     ("relative_P.10", "relative_P", "relative_P_10", {}),
     ("Rprec(rel=2)", "Rprec", "Rprec", {"relevance_level": 2}),
@@ -315,7 +315,7 @@ def test_ef_eval_run_accepts_every_notation(
 def test_ef_eval_metrics_lists_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["metrics", "--format", "json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
-    for name in ("nDCG", "ERR", "RBP", "F1", "Hits", "R_cap", "Hole", "Judged", "ndcg_cut"):
+    for name in ("nDCG", "ERR", "RBP", "F1", "Hits", "R_cap", "Unjudged", "Judged", "ndcg_cut"):
         assert rows[name]["notations"] and rows[name]["description"] and rows[name]["source"]
     assert "ndcg_cut.X" in rows["ndcg_cut"]["notations"]
     assert (

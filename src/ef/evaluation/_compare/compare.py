@@ -10,7 +10,7 @@ from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
 from ef.evaluation._io.frames import is_frame
-from ef.evaluation._plugins import metric_for_key
+from ef.evaluation._plugins import check_keys
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -21,23 +21,12 @@ _SHOWN_IDS = 10
 
 
 def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
-    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys."""
-    names: list[str] = []
-    cutoffs: list[int] = []
-    for key in metrics:
-        name, at, cutoff = key.partition("@")
-        if at and metric_for_key(name) != name:
-            at = ""  # not ef's name@k: a notation (nDCG@10), computed under its own name
-        if not at:
-            name = metric_for_key(key) or key  # a trec_eval key: P_10 is P's
-        if at:
-            if not cutoff.isdigit() or int(cutoff) < 1:
-                raise ValueError(f"metric {key!r}: the cutoff after '@' must be an int >= 1")
-            cutoffs.append(int(cutoff))
-        if name not in names:
-            names.append(name)
-    # Metrics without a cutoff (bpref) still need one for the scoring plan; it adds no key.
-    return names, sorted(set(cutoffs)) or [1]
+    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys:
+    the keys themselves, each read by the one resolver ``metrics=`` uses (``P@5``, ``nDCG@10``,
+    ``map@100``, ``P_10``, ``bpref``); a name that reports other keys (``ndcg``) is refused."""
+    check_keys(metrics)
+    # Every key names its own cutoff (or none); the plan's cutoff adds no key.
+    return list(metrics), [1]
 
 
 def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:

@@ -181,7 +181,8 @@ def check_keys(keys: Sequence[str], metrics: Mapping[str, RetrievalMetric]) -> N
     """
     if isinstance(keys, str):
         keys = [keys]
-    for key, metric in zip(keys, resolve_names(keys, metrics), strict=True):
+    for key in keys:
+        [metric] = resolve_names([key], metrics)
         family = metric.family
         if family is None and not metric.cutoff:
             continue  # a plugin's metric without a cutoff: reported under its name

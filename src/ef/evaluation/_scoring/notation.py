@@ -53,6 +53,13 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 
+_NOT_COMPUTED = {
+    "Hole": "BEIR's Hole@k counts a document judged for any query as judged for every query; "
+    "ef does not compute it. Unjudged@k is the share of the top k without a judgement for the "
+    "query itself (BEIR's Hole on one query)",
+}
+"""Peers' names whose definition ef does not compute, and what to write instead."""
+
 TREC_NAMES = {
     "P": "P",
     "recall": "R",
@@ -157,6 +164,8 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     else:
         canon_name, implied = _NAMES.get(notation.name, (None, ()))
     if canon_name is None:
+        if notation.name in _NOT_COMPUTED:
+            raise ValueError(f"metric {written!r}: {_NOT_COMPUTED[notation.name]}")
         return None
     canon = CANON[canon_name]
     given = dict(notation.params)
