@@ -10,6 +10,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import pytrec_eval
 from ef.evaluation import (
     RETRIEVAL_METRICS,
     PluginWarning,
+    RelevanceLevelWarning,
     compare,
     evaluate_retrieval,
     evaluate_retrieval_async,
@@ -39,9 +41,13 @@ TREC_NAMES = [
 ]  # fmt: skip
 
 
-def scored_queries(qrels: dict, level: int) -> dict:
-    """ef's scored queries: something relevant at the level (and text, for a retriever)."""
-    return {q: judged for q, judged in qrels.items() if any(g >= level for g in judged.values())}
+def scored_queries(qrels: dict) -> dict:
+    """ef's scored queries: a positive grade (and text, for a retriever), at any level."""
+    return {q: judged for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
+
+
+def below_level(qrels: dict, level: int) -> int:
+    return sum(1 for judged in scored_queries(qrels).values() if max(judged.values()) < level)
 
 
 @pytest.mark.parametrize("as_ranking", [False, True], ids=["scores", "rankings"])
@@ -52,10 +58,14 @@ def test_evaluate_run_reports_every_measure_as_pytrec_eval(
     qrels, run = generated(seed=1000 + level + 10 * judged_only)
     if as_ranking:
         run = {q: rank_by_score(scores) for q, scores in run.items()}  # type: ignore[misc]
-    report = evaluate_run(
-        run, qrels, metrics=TREC_NAMES, relevance_level=level, judged_only=judged_only
-    )
-    scored = scored_queries(qrels, level)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = evaluate_run(
+            run, qrels, metrics=TREC_NAMES, relevance_level=level, judged_only=judged_only
+        )
+    below = below_level(qrels, level)
+    assert [str(w.message).split(" of ")[0] for w in caught] == [str(below)] * bool(below)
+    scored = scored_queries(qrels)
     assert list(report.per_query) == list(scored)
     evaluator = pytrec_eval.RelevanceEvaluator(
         sendable(scored), MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
@@ -126,12 +136,33 @@ def test_relevance_level_applies_to_efs_metrics_but_not_to_ndcg() -> None:
     assert report.manifest["parameters"]["relevance_level"] == 2
 
 
-def test_a_query_with_nothing_relevant_at_the_level_is_skipped_and_says_why() -> None:
-    report = evaluate_run(
-        {"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"b": 2}}, relevance_level=2
-    )
-    assert report.skipped == {"q1": "no judgement at relevance level 2"}
-    assert list(report.per_query) == ["q2"]
+def test_a_query_with_nothing_relevant_at_the_level_is_scored_as_trec_eval_with_a_warning() -> None:
+    run, qrels = {"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"b": 2}}
+    with pytest.warns(RelevanceLevelWarning, match=r"^1 of 2 judged queries have no grade >= "
+                      r"relevance_level 2 \('q1'\): they are scored as trec_eval"):  # fmt: skip
+        report = evaluate_run(run, qrels, metrics=("P_5", "ndcg_cut_5"), relevance_level=2)
+    assert report.skipped == {} and list(report.per_query) == ["q1", "q2"]
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"P.5", "ndcg_cut.5"}, relevance_level=2)
+    expected = trec.evaluate({"q1": {"a": 1.0}, "q2": {"b": 1.0}})
+    assert report.per_query == expected
+    assert report.per_query["q1"] == {"P_5": 0.0, "ndcg_cut_5": 1.0}
+
+
+def test_binary_qrels_at_relevance_level_two_score_as_pytrec_eval_instead_of_raising() -> None:
+    qrels = {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 1}}
+    run = {"q1": {"d1": 3.0, "d9": 2.0, "d2": 1.0}, "q2": {"d7": 2.0, "d3": 1.0}}
+    names = ("map", "trec_map", "P_5", "ndcg_cut_3", "recip_rank")
+    with pytest.warns(RelevanceLevelWarning, match="2 of 2 judged queries"):
+        report = evaluate_run(run, qrels, metrics=names, k_values=(3,), relevance_level=2)
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels, {"map", "P.5", "ndcg_cut.3", "recip_rank", "map_cut.3"}, relevance_level=2
+    ).evaluate(run)
+    for q, values in expected.items():
+        assert report.per_query[q]["trec_map"] == values["map"] == 0.0
+        assert report.per_query[q]["map@3"] == values["map_cut_3"] == 0.0
+        for key in ("P_5", "ndcg_cut_3", "recip_rank"):
+            assert report.per_query[q][key] == pytest.approx(values[key], abs=1e-12), key
+    assert report.metrics["ndcg_cut_3"] > 0  # nDCG ignores the level, as trec_eval's does
 
 
 @pytest.mark.parametrize("level", [0, -1, 1.5, True, "2"])
