@@ -22,16 +22,14 @@ from ef.evaluation._fusion._arrays import (
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
 from ef.evaluation._fusion._order import in_trec_order
+from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._plugins import registry
-from ef.evaluation._scoring.domains import like, number
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
     "DEFAULT_NORM",
     "FusedRun",
-    "check_params",
-    "check_weights",
     "fuse",
     "fuse_prepared",
     "normalize",
@@ -80,75 +78,6 @@ def resolve(method: str, norm: str | None) -> tuple[MethodEntry, NormEntry | Non
     if norm_entry is None:
         raise ValueError(f"unknown normalisation {norm!r}; known normalisations: {_known(norms)}")
     return entry, norm_entry
-
-
-def check_weights(entry: MethodEntry, weights: Sequence[float] | None, n_runs: int) -> Any:
-    """The weights as floats, one per run; ``None`` gives every run 1.0.
-
-    :raises ValueError: for weights given to an unweighted method, a count that is not the number
-        of runs, or a weight that is not a finite number.
-    """
-    if not entry.weighted:
-        if weights is not None:
-            raise ValueError(f"fusion method {entry.name!r} takes no weights")
-        return None
-    if weights is None:
-        return (1.0,) * n_runs
-    if isinstance(weights, str | bytes) or not isinstance(weights, Sequence):
-        raise ValueError(f"weights must be a sequence of numbers, got {type(weights).__name__}")
-    if len(weights) != n_runs:
-        raise ValueError(f"{len(weights)} weights given for {n_runs} runs; give one per run")
-    for weight in weights:
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise ValueError(f"weight {weight!r} is not a number")
-        if not math.isfinite(weight):
-            raise ValueError(f"weight {weight!r} is not finite")
-    return tuple(float(weight) for weight in weights)
-
-
-def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The method's defaults updated with ``params``, each checked against its domain.
-
-    A parameter's domain is the one the method declared, else its default's type (an int, a
-    finite number, a string), else any finite number.
-
-    :raises ValueError: for a parameter the method does not take (listing those it takes), a
-        required one missing.
-    :raises ParameterError: for a value outside its domain (naming the method, the parameter
-        and the domain).
-    """
-    if params is not None and not isinstance(params, Mapping):
-        raise ValueError(f"params must be a mapping of parameters, got {type(params).__name__}")
-    given = dict(params or {})
-    accepted = {*entry.defaults, *entry.required, *entry.trained, *entry.train_params}
-    if "weights" in given:
-        raise ValueError("pass weights with weights=, not in params")
-    unknown = sorted(name for name in given if name not in accepted)
-    if unknown:
-        takes = ", ".join(sorted(accepted)) or "no parameters"
-        raise ValueError(
-            f"fusion method {entry.name!r} does not take {', '.join(map(repr, unknown))}; "
-            f"it takes: {takes}"
-        )
-    owner = f"fusion method {entry.name!r}"
-    for name, value in given.items():
-        domain = entry.domains.get(name)
-        if domain is None:
-            domain = like(entry.defaults[name]) if name in entry.defaults else _ANY_NUMBER
-            if domain is _ANY_NUMBER and not isinstance(value, int | float):
-                continue  # an undeclared parameter of a plugin's method: its own to check
-        given[name] = domain.check(value, owner, name)
-    merged = {**entry.defaults, **given}
-    missing = [name for name in entry.required if name not in merged]
-    if missing:
-        example = ", ".join(f"{name!r}: ..." for name in missing)
-        raise ValueError(
-            f"fusion method {entry.name!r} needs {', '.join(missing)}: params={{{example}}}"
-        )
-    return merged
-
-
-_ANY_NUMBER = number()
 
 
 def check_scored(prepared: PreparedRuns, entry: MethodEntry, norm: NormEntry | None) -> None:

@@ -20,9 +20,7 @@ from ef.evaluation._fusion._inputs import PreparedRuns, prepare_runs
 from ef.evaluation._fusion.api import (
     DEFAULT_NORM,
     FusedRun,
-    check_params,
     check_scored,
-    check_weights,
     fuse,
     fuse_prepared,
     normalize,
@@ -30,6 +28,7 @@ from ef.evaluation._fusion.api import (
     train,
     training_queries,
 )
+from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._plugins import check_keys
 from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
