@@ -21,6 +21,7 @@ from ef.evaluation._exceptions import ParameterError
 
 __all__ = [
     "CUTOFF",
+    "abbreviated",
     "Domain",
     "choice",
     "integer",
@@ -134,6 +135,15 @@ def _shown(bound: float) -> str:
 
 
 def _given(value: Any) -> str:
+    return abbreviated(value)
+
+
+def abbreviated(value: Any) -> str:
+    """``repr(value)``, cut short when long (a 5,000-digit cutoff), for error messages.
+
+    >>> abbreviated('P@' + '9' * 5000)
+    "'P@9999999999999999999999999999999999999… (5004 characters)"
+    """
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:40]}… ({len(text)} characters)"
 

@@ -19,6 +19,7 @@ import re
 import attrs
 
 from ef.evaluation._exceptions import ParameterError
+from ef.evaluation._scoring.domains import abbreviated
 from ef.evaluation._scoring.measures.canon import CANON, Canon, Measure
 
 __all__ = ["TREC_NAMES", "Notation", "measure_of", "parse"]
@@ -141,7 +142,7 @@ def _cutoff(canon: Canon, text: str | None, written: str) -> int | float | None:
     if canon.cutoff == "none":
         raise ValueError(f"metric {written!r}: {canon.name} takes no cutoff; write {canon.name!r}")
     value: int | float = canon.cutoff_domain.check(
-        text, f"metric {written!r} ({canon.name})", canon.cutoff_name, written=True
+        text, f"metric {abbreviated(written)} ({canon.name})", canon.cutoff_name, written=True
     )
     return value
 
@@ -178,7 +179,7 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
             f"unknown parameter(s) {', '.join(map(repr, unknown))}"
         )
     given = {**dict(implied), **given}
-    owner = f"metric {written!r} ({canon.name})"
+    owner = f"metric {abbreviated(written)} ({canon.name})"
     params = tuple(
         (
             name,
