@@ -187,8 +187,11 @@ def test_compare_resolves_any_spelling() -> None:
         ("Rprec@10", r"Rprec takes no cutoff"),
         ("P@0", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0'"),
         ("P@0.5", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0.5'"),
-        ("nDCG@" + "9" * 5000, r"^metric 'nDCG@9{34}… \(5007 characters\) \(nDCG\): parameter "
-         r"'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '9{39}… \(5002 characters\)$"),
+        (
+            "nDCG@" + "9" * 5000,
+            r"^metric 'nDCG@9{34}… \(5007 characters\) \(nDCG\): parameter "
+            r"'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '9{39}… \(5002 characters\)$",
+        ),
         ("P@9223372036854775808", r"'P@9223372036854775808' \(P\): parameter 'cutoff' must"),
         (
             "IPrec@5",

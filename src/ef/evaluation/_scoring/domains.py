@@ -21,8 +21,8 @@ from ef.evaluation._exceptions import ParameterError
 
 __all__ = [
     "CUTOFF",
-    "abbreviated",
     "Domain",
+    "abbreviated",
     "choice",
     "integer",
     "like",
