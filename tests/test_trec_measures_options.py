@@ -318,3 +318,24 @@ def test_the_cli_takes_relevance_level_and_judged_only_as_trec_eval_does(tmp_pat
     assert report["manifest"]["parameters"]["relevance_level"] == 2
     bad = ef_eval("run", qrels, run, "--relevance-level", "0")
     assert bad.returncode != 0 and "expected an integer >= 1" in bad.stderr
+
+
+def test_ef_eval_scores_binary_qrels_at_level_two_with_a_warning(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 1\nq2 0 c 1\n", encoding="utf-8")
+    run.write_text("q1 Q0 x 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 c 1 1.0 t\n", encoding="utf-8")
+    result = ef_eval(
+        "run", qrels, run, "--metrics", "map@10,P_5,ndcg_cut_10", "--relevance-level", "2",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "warning: 2 of 2 judged queries have no grade >= relevance_level 2" in result.stderr
+    [report] = json.loads(result.stdout).values()
+    expected = pytrec_eval.RelevanceEvaluator(
+        {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}, {"map_cut.10", "P.5", "ndcg_cut.10"},
+        relevance_level=2,
+    ).evaluate({"q1": {"x": 3.0, "a": 2.0}, "q2": {"c": 1.0}})  # fmt: skip
+    for q, values in expected.items():
+        assert report["per_query"][q]["map@10"] == values["map_cut_10"] == 0.0
+        assert report["per_query"][q]["P_5"] == values["P_5"] == 0.0
+        assert report["per_query"][q]["ndcg_cut_10"] == pytest.approx(values["ndcg_cut_10"])
