@@ -105,3 +105,16 @@ def test_the_commands_take_the_same_names(tmp_path: Path, expected: dict[str, fl
     )  # fmt: skip
     assert fused.returncode == 0, fused.stderr
     assert json.loads(fused.stdout)["metric"] == "MRR@10"
+
+
+def test_compare_finds_a_reports_value_under_another_spelling(expected: dict[str, float]) -> None:
+    reports = {
+        name: evaluate_run(run, QRELS, metrics=("P_5", "ndcg", "map_cut"), k_values=(10,))
+        for name, run in (("a", RUN), ("b", OTHER))
+    }
+    report = compare(reports, baseline="a", metrics=("P@5", "NDCG@10", "MAP@10"))
+    assert report.means["a"]["P@5"] == reports["a"].metrics["P_5"] == expected["P@5"]
+    assert report.means["a"]["NDCG@10"] == reports["a"].metrics["ndcg@10"]
+    assert report.means["a"]["MAP@10"] == reports["a"].metrics["map_cut_10"]
+    with pytest.raises(ValueError, match=r"system 'a' has no 'P@10'"):  # another measure
+        compare(reports, baseline="a", metrics=("P@10",))

@@ -10,7 +10,7 @@ from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
 from ef.evaluation._io.frames import is_frame
-from ef.evaluation._plugins import check_keys
+from ef.evaluation._plugins import check_keys, same_measure
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -47,6 +47,25 @@ def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
     return None
 
 
+def _respelled(
+    per_query: Mapping[str, Mapping[str, float]], metrics: Sequence[str]
+) -> Mapping[str, Mapping[str, float]]:
+    """A report's values, with each key of ``metrics`` it holds under another spelling of the
+    same measure (``P@5`` for its ``P_5``) added under the key asked for."""
+    held = list(dict.fromkeys(key for row in per_query.values() for key in row))
+    spelled = {
+        key: other
+        for key in metrics
+        if key not in held and (other := same_measure(key, held)) is not None
+    }
+    if not spelled:
+        return per_query
+    return {
+        query_id: {**row, **{key: row[other] for key, other in spelled.items() if other in row}}
+        for query_id, row in per_query.items()
+    }
+
+
 def _shown(ids: Sequence[str]) -> str:
     more = len(ids) - _SHOWN_IDS
     listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
@@ -71,7 +90,7 @@ def _per_query(
                 f"({_shown(failed)}) with no values; comparing on the rest would pair fewer "
                 "queries than were judged: evaluate them again first"
             )
-        return system.per_query
+        return _respelled(system.per_query, metrics)
     if not isinstance(system, Mapping) and not is_frame(system):
         raise TypeError(
             f"system {name!r}: expected a RetrievalEvalReport or a run "

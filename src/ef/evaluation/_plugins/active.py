@@ -23,7 +23,7 @@ from ef.evaluation._plugins.catalogue import (
 )
 from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
-from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names
+from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names, same_measure
 from ef.evaluation._plugins.names import check_keys as _check_keys
 from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
 from ef.evaluation._scoring.measures.canon import CANON
@@ -43,6 +43,7 @@ __all__ = [
     "read_dataset",
     "read_trec_run",
     "registry",
+    "same_measure",
 ]
 
 HOST = PluginHost()

@@ -25,7 +25,7 @@ from ef.evaluation._scoring.measures.summary import QueryFacts
 from ef.evaluation._scoring.notation import Notation, measure_of, parse
 from ef.evaluation._scoring.steps import MetricStep
 
-__all__ = ["CORE_PLUGIN", "check_keys", "resolve_names", "suggestions"]
+__all__ = ["CORE_PLUGIN", "check_keys", "resolve_names", "same_measure", "suggestions"]
 
 CORE_PLUGIN = "ef.evaluation._builtins"
 
@@ -195,3 +195,27 @@ def check_keys(keys: Sequence[str], metrics: Mapping[str, RetrievalMetric]) -> N
             )
         shown = ", ".join(map(repr, family.keys[:3])) + (", …" if len(family.keys) > 3 else "")
         raise ValueError(f"metric key {key!r}: {key!r} reports {shown}: name one of them")
+
+
+def _measure_named(key: str) -> Measure | None:
+    try:
+        for notation in parse(key):
+            measure = measure_of(notation, key)
+            if measure is not None:
+                return measure
+    except ValueError:
+        return None
+    return None
+
+
+def same_measure(key: str, keys: Sequence[str]) -> str | None:
+    """The first of ``keys`` that names the measure ``key`` names in another spelling
+    (``P_5`` for ``P@5``, ``ndcg@10`` for ``nDCG@10``), or ``None``.
+
+    >>> same_measure('nDCG@10', ['P_5', 'ndcg_cut_10']), same_measure('P@5', ['P_10'])
+    ('ndcg_cut_10', None)
+    """
+    measure = _measure_named(key)
+    if measure is None:
+        return None
+    return next((other for other in keys if _measure_named(other) == measure), None)
