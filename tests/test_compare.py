@@ -136,7 +136,7 @@ def test_a_run_without_qrels_is_an_error():
         ({"tests": ()}, "tests must be a non-empty"),
         ({"tests": "t-test"}, "tests must be a non-empty sequence"),
         ({"metrics": ()}, "metrics must be a non-empty"),
-        ({"metrics": ("ndcg@ten",)}, "the cutoff after '@' must be an int"),
+        ({"metrics": ("ndcg@ten",)}, r"unknown metric name\(s\) 'ndcg@ten'; closest: 'ndcg@10'"),
         ({"correction": "sidak"}, "unknown correction 'sidak'"),
         ({"alpha": 1.5}, "alpha must be in"),
     ],

@@ -130,7 +130,8 @@ def test_a_metric_without_cutoff_named_with_one_says_to_name_it_alone():
     with registered_plugin(CutofflessPlugin(), name="cutoffless"):
         with pytest.raises(
             ValueError,
-            match=r"^metric key 'returned@10': 'returned' has no cutoff: name it 'returned'$",
+            match=r"^metric 'returned@10': 'returned' \(plugin 'cutoffless'\) takes no cutoff "
+            r"or parameters; write 'returned'$",
         ):
             compare(RUNS, QRELS, baseline="a", metrics=("returned@10",))
         report = compare(RUNS, QRELS, baseline="a", metrics=("returned",), tests=("t-test",))

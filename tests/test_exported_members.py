@@ -61,6 +61,8 @@ ADDED_NAMES = {
     "optimize_fusion",
     "IncompleteEvaluationWarning",
     "JournalMismatchError",
+    "ParameterError",
+    "RelevanceLevelWarning",
     "PluginInfo",
     "PluginWarning",
     "Progress",

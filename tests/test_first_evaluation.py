@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from ef.evaluation import evaluate_run, hookimpl
+from ef.evaluation import RelevanceLevelWarning, evaluate_run, hookimpl
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
@@ -131,11 +132,18 @@ def test_queries_are_planned_from_their_largest_grade():
         "two": {"a": 2.0},
     }
     metrics = lookup_metrics(["ndcg"])
-    for relevance_level, planned in [(None, ["tiny", "one", "two"]), (2, ["two"])]:
+    planned = ["tiny", "one", "two"]
+    # A relevance level does not change which queries are scored (trec_eval scores them all);
+    # the planned queries with nothing relevant at it are named in a warning.
+    for relevance_level, below in [(None, []), (2, ["tiny", "one"])]:
         judging = Judging(relevance_level=relevance_level)
         for given in (qrels, _careful(qrels)):
-            plan = QueryPlan(given, None, metrics=metrics, k_values=(1,), judging=judging)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                plan = QueryPlan(given, None, metrics=metrics, k_values=(1,), judging=judging)
+            assert [type(w.message) for w in caught] == [RelevanceLevelWarning] * bool(below)
             assert plan.planned == planned
+            assert plan.below_level == below
             assert list(plan.skipped) == [q for q in qrels if q not in planned]
             assert plan.plain is (given is qrels)
             assert plan.positives["two"] == [("a", 2.0)]
@@ -148,8 +156,12 @@ def test_measures_and_scored_runs_read_the_positive_pairs_made_on_demand():
     names = ("ndcg", "map", "bpref", "infAP", "Rndcg", "num_rel_ret")
     for given_run in (run, scored):
         for options in ({}, {"relevance_level": 2}, {"judged_only": True}):
-            lean = evaluate_run(given_run, qrels, k_values=(5, 10), metrics=names, **options)
-            checked = evaluate_run(given_run, careful, k_values=(5, 10), metrics=names, **options)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RelevanceLevelWarning)  # the same in both
+                lean = evaluate_run(given_run, qrels, k_values=(5, 10), metrics=names, **options)
+                checked = evaluate_run(
+                    given_run, careful, k_values=(5, 10), metrics=names, **options
+                )
             assert _same(lean.per_query, checked.per_query)
             assert lean == checked
 

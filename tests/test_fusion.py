@@ -124,8 +124,8 @@ def test_an_unknown_normalisation_lists_the_known_ones():
         ("sum", {"k": 1}, r"'sum' does not take 'k'; it takes: no parameters"),
         ("rbc", {}, r"'rbc' needs phi: params=\{'phi': ...\}"),
         ("gmnz", None, r"'gmnz' needs gamma"),
-        ("rrf", {"k": math.nan}, r"parameter 'k' of 'rrf' is nan"),
-        ("logn_isr", {"sigma": 2.0}, r"sigma must be in \[0, 1\]"),
+        ("rrf", {"k": math.nan}, r"'rrf': parameter 'k' must be a finite number > 0, got nan"),
+        ("logn_isr", {"sigma": 2.0}, r"parameter 'sigma' must be a finite number in \[0, 1\]"),
         ("wsum", {"weights": [1, 1]}, "pass weights with weights="),
     ],
 )
@@ -149,7 +149,7 @@ def test_a_supervised_method_needs_qrels_or_its_trained_parameters():
 
 
 def test_ranked_lists_fuse_by_rank_but_never_stand_in_for_scores():
-    ranked = {"q1": ["d3", "d1", "d1"]}  # a repeated id keeps its first place
+    ranked = {"q1": ["d3", "d1"]}
     assert fuse([BM25, ranked], method="rrf") == fuse([BM25, {"q1": {"d3": 2, "d1": 1}}])
     assert fuse([BM25, ranked], method="sum", norm="rank")["q1"]["d3"] == pytest.approx(1 + 1 / 3)
     with pytest.raises(ValueError, match="run 2 gives ranked doc ids without scores"):

@@ -317,6 +317,9 @@ def test_optimize_fusion_picks_ranx_configuration(ranx_outputs, method):
     runs, qrels = optimization_input()
     grid_name = {"probfuse": "n_segments", "slidefuse": "w"}.get(method) or next(iter(best))
     values = [_config(text) for text in report]
+    if method == "rbc":  # ranx's grid ends at phi = 1.0 (every score 0), outside phi's domain
+        assert values[-1] == 1.0
+        values, report = values[:-1], dict(list(report.items())[:-1])
     norm = norm or "none"
     result = optimize_fusion(runs, qrels, method=method, metric="ndcg@5", norm=norm)
     assert [config for config, _ in result.tries] == [{grid_name: value} for value in values]
@@ -332,7 +335,9 @@ def test_optimize_fusion_picks_ranx_configuration(ranx_outputs, method):
     tops = [i for i, score in enumerate(theirs) if score == top]
     if all(tie_free[i] for i in tops):
         assert result.best_params[grid_name] == _plain(values[tops[0]])
-        if method != "probfuse":  # ranx returns probfuse's trained probs, not n_segments
+        # ranx returns probfuse's trained probs, not n_segments; for rbc its pick may be the
+        # phi = 1.0 ef refuses (all scores 0, so every doc ties and its last best wins).
+        if method != "probfuse" and not (method == "rbc" and _plain(best[grid_name]) == 1.0):
             assert _plain(best[grid_name]) == _plain(values[tops[-1]])
 
 

@@ -7,7 +7,10 @@ The pages themselves are opened in a real browser by ``tests/test_html_browser.p
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -573,3 +576,57 @@ def test_no_inlined_script_can_end_its_element_early(case):
     assert inlined.replace("<\\/", "</") == script  # JavaScript reads the same string
     for asset in (render.vega_bundle(), render._inline(render._asset("page.js"))):
         assert not re.search(r"</script", asset, re.IGNORECASE)
+
+
+def _ef_eval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    executable = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
+    assert executable is not None
+    return subprocess.run(
+        [executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "EF_EVALUATION_PLUGINS": ""},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    ["nDCG@10,R@100", "R@100,nDCG@10", "P(rel=2)@5,ndcg_cut.10", "MRR@10,map@5,Rprec"],
+)
+def test_html_takes_every_notation_a_command_takes_and_leads_with_the_first(
+    tmp_path: Path, metrics: str
+) -> None:
+    _files(tmp_path)
+    first = metrics.split(",")[0]
+    compared = _ef_eval(
+        tmp_path, "compare", "qrels.txt", "a.run", "b.run", "--baseline", "a.run",
+        "--metrics", metrics, "--permutations", "100", "--html", "c.html", "-o", "c.txt",
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    page = _data(tmp_path / "c.html")
+    assert page["metrics"] == metrics.split(",") and page["chart_metric"] == first
+    assert len(page["charts"]["difference:b.run"]["data"]["values"]) == 3
+    for runs, name in ((["a.run", "b.run"], "r.html"), (["a.run"], "one.html")):
+        scored = _ef_eval(
+            tmp_path, "run", "qrels.txt", *runs, "--metrics", metrics, "--html", name,
+            "-o", "r.txt",
+        )  # fmt: skip
+        assert scored.returncode == 0, scored.stderr
+        data = _data(tmp_path / name)
+        if len(runs) == 2:
+            assert data["metrics"] == metrics.split(",") and data["chart_metric"] == first
+        else:
+            assert data["primary"] == first
+
+
+def test_the_headline_of_metrics_at_each_cutoff_is_their_value_at_10(tmp_path: Path) -> None:
+    _files(tmp_path)
+    scored = _ef_eval(
+        tmp_path, "run", "qrels.txt", "a.run", "b.run", "--metrics", "recall,ndcg",
+        "--html", "r.html", "-o", "r.txt",
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert _data(tmp_path / "r.html")["chart_metric"] == "recall@10"

@@ -1,7 +1,7 @@
 """The measures beyond trec_eval, each against its own source of truth, on generated inputs.
 
 Exponential nDCG, F1 and hits against ranx; exponential nDCG and ERR against gdeval (run by
-ir_measures); RBP against cwl_eval (ir_measures' provider); R_cap and Hole against BEIR's
+ir_measures); RBP against cwl_eval (ir_measures' provider); R_cap and Unjudged against BEIR's
 ``evaluate_custom``; Judged against ir_measures; RBP's residual against a hand computation.
 Runs have no tied scores (each peer breaks ties its own way, see docs/semantics.md); the cases
 where a peer is wrong are pinned at the end, with both values.
@@ -31,7 +31,8 @@ def _generate(seed: int, *, grades: tuple[int, ...] = (-1, 0, 0, 1, 2, 3, 4)) ->
 ]:  # fmt: skip
     """Twenty-five queries with numeric ids (gdeval takes nothing else), grades 0-4 and some
     negative ones, at least one relevant document each, and runs of 1-30 documents without
-    tied scores; doc ids are the query's own (BEIR's Hole pools judgements across queries)."""
+    tied scores; doc ids are the query's own (BEIR's Hole pools judgements across queries;
+    Unjudged, BEIR's Hole per query, does not)."""
     rng = random.Random(seed)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
@@ -143,17 +144,19 @@ def test_rbp_residual_is_the_weight_of_the_unjudged_ranks_and_the_tail() -> None
 
 @pytest.mark.parametrize("metric", ["r_cap", "hole"])
 @pytest.mark.parametrize("k", K)
-def test_r_cap_and_hole_equal_beir(metric: str, k: int) -> None:
+def test_r_cap_and_unjudged_equal_beir_per_query(metric: str, k: int) -> None:
     from beir.retrieval.evaluation import EvaluateRetrieval
 
-    name = {"r_cap": "R_cap", "hole": "Hole"}[metric]
-    ours = _ef([f"{name}@{k}"])
+    ours_name, beir_name = {"r_cap": ("R_cap", "R_cap"), "hole": ("Unjudged", "Hole")}[metric]
+    ours = _ef([f"{ours_name}@{k}"])
     # One query at a time: BEIR reports only the mean, rounded to 5 decimals.
     theirs = {
-        q: EvaluateRetrieval.evaluate_custom({q: QRELS[q]}, {q: RUN[q]}, [k], metric)[f"{name}@{k}"]
+        q: EvaluateRetrieval.evaluate_custom({q: QRELS[q]}, {q: RUN[q]}, [k], metric)[
+            f"{beir_name}@{k}"
+        ]
         for q in RUN
     }
-    _close({q: v[f"{name}@{k}"] for q, v in ours.items()}, theirs, 5e-6)
+    _close({q: v[f"{ours_name}@{k}"] for q, v in ours.items()}, theirs, 5e-6)
 
 
 @pytest.mark.parametrize("k", [*K, None])
@@ -187,10 +190,15 @@ def test_beir_hole_counts_a_document_judged_for_another_query_as_judged() -> Non
 
     qrels = {"1": {"a": 1}, "2": {"b": 1}}
     run = {"1": {"a": 2.0, "b": 1.0}, "2": {"b": 1.0}}
-    ours = evaluate_run(run, qrels, metrics=["Hole@2"])  # type: ignore[arg-type]
-    assert ours.per_query["1"]["Hole@2"] == 0.5  # b is not judged for query 1
-    assert ours.metrics["Hole@2"] == 0.25
+    ours = evaluate_run(run, qrels, metrics=["Unjudged@2"])  # type: ignore[arg-type]
+    assert ours.per_query["1"]["Unjudged@2"] == 0.5  # b is not judged for query 1
+    assert ours.metrics["Unjudged@2"] == 0.25
     assert EvaluateRetrieval.evaluate_custom(qrels, run, [2], "hole")["Hole@2"] == 0.0
+    # BEIR's name is BEIR's definition: ef does not give another number under it.
+    for name in ("Hole@2", "Hole@10"):
+        with pytest.raises(ValueError, match=rf"metric '{name}': BEIR's Hole@k counts a document "
+                           r"judged for any query .* Unjudged@k"):  # fmt: skip
+            evaluate_run(run, qrels, metrics=[name])  # type: ignore[arg-type]
 
 
 def test_beir_r_cap_divides_by_zero_on_a_query_without_positives() -> None:

@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
-from ef.evaluation import check_metrics, compare, evaluate_run, hookimpl, measure_catalogue
+from ef.evaluation import (
+    ParameterError,
+    check_metrics,
+    compare,
+    evaluate_run,
+    hookimpl,
+    measure_catalogue,
+)
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation.cli import main
 from ef.evaluation.cli._arguments import parse_names
@@ -51,14 +58,14 @@ TABLE: list[tuple[str, str, str, dict[str, object]]] = [
     ("ndcg@10", "ndcg_cut", "ndcg_cut_10", {}),
     ("NDCG@10", "ndcg_cut", "ndcg_cut_10", {}),
     ("nDCG(dcg='log2')@10", "ndcg_cut", "ndcg_cut_10", {}),
-    ("nDCG", "trec_ndcg", "ndcg", {}),
+    ("nDCG", "trec_ndcg", "trec_ndcg", {}),
     ("P@5", "P", "P_5", {}),
     ("P.5", "P", "P_5", {}),
     ("P_5", "P", "P_5", {}),
     ("precision@5", "P", "P_5", {}),
     ("P(rel=2)@5", "P", "P_5", {"relevance_level": 2}),
-    ("AP", "trec_map", "map", {}),
-    ("AP(rel=2)", "trec_map", "map", {"relevance_level": 2}),
+    ("AP", "trec_map", "trec_map", {}),
+    ("AP(rel=2)", "trec_map", "trec_map", {"relevance_level": 2}),
     ("AP@10", "map_cut", "map_cut_10", {}),
     ("map_cut.10", "map_cut", "map_cut_10", {}),
     ("map@10", "map_cut", "map_cut_10", {}),
@@ -66,10 +73,10 @@ TABLE: list[tuple[str, str, str, dict[str, object]]] = [
     ("RR(rel=3)", "recip_rank", "recip_rank", {"relevance_level": 3}),
     ("RR@10", "mrr", "mrr@10", {"k_values": (10,)}),
     ("mrr@10", "mrr", "mrr@10", {"k_values": (10,)}),
-    ("R@100", "trec_recall", "recall_100", {}),
-    ("recall.100", "trec_recall", "recall_100", {}),
-    ("recall_100", "trec_recall", "recall_100", {}),
-    ("Recall@100", "trec_recall", "recall_100", {}),
+    ("R@100", "trec_recall", "trec_recall_100", {}),
+    ("recall.100", "trec_recall", "trec_recall_100", {}),
+    ("recall_100", "trec_recall", "trec_recall_100", {}),
+    ("Recall@100", "trec_recall", "trec_recall_100", {}),
     ("R_cap@10", "relative_P", "relative_P_10", {}),
     ("relative_P.10", "relative_P", "relative_P_10", {}),
     ("Rprec(rel=2)", "Rprec", "Rprec", {"relevance_level": 2}),
@@ -171,14 +178,31 @@ def test_compare_resolves_any_spelling() -> None:
     [
         ("nDGC@10", r"unknown metric name\(s\) 'nDGC@10'; closest: 'nDCG@10'"),
         ("ndcg_cutt.10", r"closest: 'ndcg_cut\.10'"),
-        ("P(rel=0)@5", r"'P\(rel=0\)@5': rel must be an int >= 1, got '0'"),
-        ("RBP(p=1.5)", r"p must be a number in \(0, 1\), got '1.5'"),
-        ("nDCG(dcg='exp')@10", r"dcg must be one of 'log2', 'exp-log2', got 'exp'"),
+        ("P(rel=0)@5", r"'P\(rel=0\)@5' \(P\): parameter 'rel' must be an int >= 1, got '0'"),
+        ("RBP(p=1.5)", r"parameter 'p' must be a finite number in \(0, 1\), got '1.5'"),
+        ("RBP(p=1)", r"parameter 'p' must be a finite number in \(0, 1\), got '1'"),
+        ("nDCG(dcg='exp')@10", r"parameter 'dcg' must be one of 'log2', 'exp-log2', got 'exp'"),
         ("P(foo=1)@5", r"P takes rel; unknown parameter\(s\) 'foo'"),
         ("ERR", r"ERR needs a cutoff, such as 'ERR@20'"),
         ("Rprec@10", r"Rprec takes no cutoff"),
-        ("P@0", r"the cutoff must be an int >= 1, got '0'"),
-        ("P@0.5", r"the cutoff must be an int >= 1, got '0.5'"),
+        ("P@0", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0'"),
+        ("P@0.5", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0.5'"),
+        (
+            "nDCG@" + "9" * 5000,
+            r"^metric 'nDCG@9{34}… \(5007 characters\) \(nDCG\): parameter "
+            r"'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '9{39}… \(5002 characters\)$",
+        ),
+        ("P@9223372036854775808", r"'P@9223372036854775808' \(P\): parameter 'cutoff' must"),
+        (
+            "IPrec@5",
+            r"'IPrec@5' \(IPrec\): parameter 'recall level' must be a finite number in "
+            r"\[0, 1\], got '5'",
+        ),
+        ("IPrec@1.5", r"parameter 'recall level' must be a finite number in \[0, 1\]"),
+        ("iprec_at_recall.2", r"'iprec_at_recall.2' \(IPrec\): parameter 'recall level'"),
+        ("iprec_at_recall_1.01", r"parameter 'recall level' must be a finite number in \[0, 1\]"),
+        ("P(rel=1,rel=2)@5", r"'P\(rel=1,rel=2\)@5': parameter 'rel' is given twice"),
+        ("RBP(p=0.5,p=0.5)", r"parameter 'p' is given twice"),
         ("judged(p=1)@10", r"'judged' of plugin .* takes no parameters"),
         ("bpref@10", r"'bpref' .* takes no cutoff or parameters"),
     ],
@@ -188,6 +212,21 @@ def test_a_bad_name_is_an_error_naming_it(name: str, message: str) -> None:
         check_metrics([name])
     with pytest.raises(ValueError, match=message):
         evaluate_run(RUN, QRELS, metrics=[name])
+
+
+@pytest.mark.parametrize(
+    "name", ["IPrec@5", "P(rel=1,rel=2)@5", "RBP(p=2)", "nDCG@" + "9" * 5000, "P@0"]
+)
+def test_a_parameter_outside_its_domain_is_a_parameter_error(name: str) -> None:
+    with pytest.raises(ParameterError):
+        evaluate_run(RUN, QRELS, metrics=[name])
+
+
+@pytest.mark.parametrize(("name", "level"), [("IPrec@0", 0.0), ("IPrec@1", 1.0),
+                                             ("iprec_at_recall.0.50", 0.5)])  # fmt: skip
+def test_a_recall_level_in_zero_one_is_trec_evals_value(name: str, level: float) -> None:
+    report = evaluate_run(RUN, QRELS, metrics=[name, "iprec_at_recall"])
+    assert report.metrics[name] == report.metrics[f"iprec_at_recall_{level:.2f}"]
 
 
 def test_err_refuses_a_grade_above_gdevals_scale_naming_the_query() -> None:
@@ -274,16 +313,18 @@ def test_ef_eval_run_accepts_every_notation(
     assert main(["run", str(qrels_path), str(run_path), "--metrics", "nDGC@10"]) == 2
     assert "unknown metric 'nDGC@10'; closest: 'nDCG@10'" in capsys.readouterr().err
     assert main(["run", str(qrels_path), str(run_path), "--metrics", "P(rel=0)@5"]) == 2
-    assert "rel must be an int >= 1" in capsys.readouterr().err
+    assert "parameter 'rel' must be an int >= 1" in capsys.readouterr().err
 
 
 def test_ef_eval_metrics_lists_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["metrics", "--format", "json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
-    for name in ("nDCG", "ERR", "RBP", "F1", "Hits", "R_cap", "Hole", "Judged", "ndcg_cut"):
+    for name in ("nDCG", "ERR", "RBP", "F1", "Hits", "R_cap", "Unjudged", "Judged", "ndcg_cut"):
         assert rows[name]["notations"] and rows[name]["description"] and rows[name]["source"]
     assert "ndcg_cut.X" in rows["ndcg_cut"]["notations"]
-    assert rows["RBP"]["parameters"][1] == "p=0.8: the user's persistence"
+    assert (
+        rows["RBP"]["parameters"][1] == "p=0.8: the user's persistence, a finite number in (0, 1)"
+    )
     assert rows["NumRelRet"]["aggregation"] == "sum"
     # Every notation listed is accepted.
     check_metrics([n.replace("@K", "@10") for row in rows.values() for n in row["notations"]

@@ -14,6 +14,7 @@ import random
 import tempfile
 import threading
 import tracemalloc
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from ef.evaluation import (
     DatasetFormatError,
     PluginWarning,
+    RelevanceLevelWarning,
     evaluate_run,
     hookimpl,
     read_trec_run,
@@ -57,10 +59,13 @@ options_sets = st.fixed_dictionaries(
 
 
 def _evaluate(run: Any, qrels: Any, **options: Any) -> Any:
-    try:
-        return evaluate_run(run, qrels, k_values=(1, 3, 10), metrics=METRICS, **options)
-    except ValueError as error:  # no scorable query: both paths must say so
-        return str(error)
+    with warnings.catch_warnings(record=True) as caught:  # both paths must warn alike
+        warnings.simplefilter("always", RelevanceLevelWarning)
+        try:
+            result = evaluate_run(run, qrels, k_values=(1, 3, 10), metrics=METRICS, **options)
+        except ValueError as error:  # no scorable query: both paths must say so
+            result = str(error)
+    return result, [str(warning.message) for warning in caught]
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])

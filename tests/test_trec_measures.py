@@ -51,6 +51,14 @@ def sendable(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {q: judged for q, judged in qrels.items() if any(g >= 0 for g in judged.values())}
 
 
+def ef_key(trec_key: str) -> str:
+    """ef's report key of pytrec_eval's key: trec_eval's map, ndcg and recall are asked for as
+    trec_map, trec_ndcg and trec_recall, and a key begins with the name asked for."""
+    if trec_key in ("map", "ndcg") or trec_key.startswith("recall_"):
+        return "trec_" + trec_key
+    return trec_key
+
+
 def matches(key: str, ef_value: float, trec_value: float) -> bool:
     """Equal to 1e-9; pytrec_eval's per-query ``gm_*`` is ``log(max(value, 1e-5))``."""
     if trec_value != trec_value:
@@ -84,12 +92,13 @@ def test_every_measure_matches_pytrec_eval_per_query(
     for qid, trec_values in expected.items():
         from_scores = plan.score(plan.facts_of_scores(run[qid], qrels[qid]), qid)
         from_ranking = plan.score(plan.facts_of_ranking(rank_by_score(run[qid]), qrels[qid]), qid)
-        assert list(from_scores) == list(trec_values)  # pytrec_eval's keys, in its order
+        assert list(from_scores) == list(map(ef_key, trec_values))  # pytrec_eval's order
         wrong = {
-            key: (from_scores[key], from_ranking[key], value)
+            key: (from_scores[ef_key(key)], from_ranking[ef_key(key)], value)
             for key, value in trec_values.items()
             if not (
-                matches(key, from_scores[key], value) and matches(key, from_ranking[key], value)
+                matches(key, from_scores[ef_key(key)], value)
+                and matches(key, from_ranking[ef_key(key)], value)
             )
         }
         assert not wrong, f"query {qid}: {wrong}"
@@ -141,8 +150,9 @@ def test_means_match_pytrec_eval_aggregation() -> None:
     plan = MeasurePlan(TREC_FAMILIES, Judging())
     rows = [plan.score(plan.facts_of_scores(run[q], qrels[q])) for q in expected]
     for key in plan.keys:
+        trec_key = key.removeprefix("trec_")
         trec_mean = pytrec_eval.compute_aggregated_measure(
-            key, [values[key] for values in expected.values()]
+            trec_key, [values[trec_key] for values in expected.values()]
         )
         ef_mean = plan.aggregate(key, [row[key] for row in rows])
         assert abs(ef_mean - trec_mean) <= TOLERANCE * max(1.0, abs(trec_mean)), key

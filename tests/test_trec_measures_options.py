@@ -10,6 +10,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import pytrec_eval
 from ef.evaluation import (
     RETRIEVAL_METRICS,
     PluginWarning,
+    RelevanceLevelWarning,
     compare,
     evaluate_retrieval,
     evaluate_retrieval_async,
@@ -28,7 +30,7 @@ from ef.evaluation import (
 )
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation.testing import registered_plugin
-from test_trec_measures import MEASURES, generated, matches, sendable
+from test_trec_measures import MEASURES, ef_key, generated, matches, sendable
 
 TREC_NAMES = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "trec_map", "gm_map", "Rprec", "bpref",
@@ -39,9 +41,13 @@ TREC_NAMES = [
 ]  # fmt: skip
 
 
-def scored_queries(qrels: dict, level: int) -> dict:
-    """ef's scored queries: something relevant at the level (and text, for a retriever)."""
-    return {q: judged for q, judged in qrels.items() if any(g >= level for g in judged.values())}
+def scored_queries(qrels: dict) -> dict:
+    """ef's scored queries: a positive grade (and text, for a retriever), at any level."""
+    return {q: judged for q, judged in qrels.items() if any(g > 0 for g in judged.values())}
+
+
+def below_level(qrels: dict, level: int) -> int:
+    return sum(1 for judged in scored_queries(qrels).values() if max(judged.values()) < level)
 
 
 @pytest.mark.parametrize("as_ranking", [False, True], ids=["scores", "rankings"])
@@ -52,10 +58,14 @@ def test_evaluate_run_reports_every_measure_as_pytrec_eval(
     qrels, run = generated(seed=1000 + level + 10 * judged_only)
     if as_ranking:
         run = {q: rank_by_score(scores) for q, scores in run.items()}  # type: ignore[misc]
-    report = evaluate_run(
-        run, qrels, metrics=TREC_NAMES, relevance_level=level, judged_only=judged_only
-    )
-    scored = scored_queries(qrels, level)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = evaluate_run(
+            run, qrels, metrics=TREC_NAMES, relevance_level=level, judged_only=judged_only
+        )
+    below = below_level(qrels, level)
+    assert [str(w.message).split(" of ")[0] for w in caught] == [str(below)] * bool(below)
+    scored = scored_queries(qrels)
     assert list(report.per_query) == list(scored)
     evaluator = pytrec_eval.RelevanceEvaluator(
         sendable(scored), MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
@@ -67,20 +77,22 @@ def test_evaluate_run_reports_every_measure_as_pytrec_eval(
     expected = evaluator.evaluate({q: runs[q] for q in scored if runs[q]})
     for q, values in expected.items():
         got = report.per_query[q]
-        wrong = {k: (got[k], v) for k, v in values.items() if not matches(k, got[k], v)}
+        wrong = {
+            k: (got[ef_key(k)], v) for k, v in values.items() if not matches(k, got[ef_key(k)], v)
+        }
         assert not wrong, (q, wrong)
     # Means over ef's scored queries, pytrec_eval's aggregation of the same per-query values.
     for key in expected[next(iter(expected))]:
         trec_values = [
-            math.log(max(row[key], 1e-5)) if key.startswith("gm_") else row[key]
+            math.log(max(row[ef_key(key)], 1e-5)) if key.startswith("gm_") else row[ef_key(key)]
             for row in report.per_query.values()
         ]
         wanted = pytrec_eval.compute_aggregated_measure(key, trec_values)
-        assert report.metrics[key] == pytest.approx(wanted, rel=1e-12, abs=1e-12), key
+        assert report.metrics[ef_key(key)] == pytest.approx(wanted, rel=1e-12, abs=1e-12), key
     assert report.metrics["num_q"] == len(scored)
 
 
-def test_trec_names_report_pytrec_eval_keys_beside_efs_own() -> None:
+def test_every_key_begins_with_the_name_asked_for() -> None:
     report = evaluate_run(
         {"q1": ["d1", "x", "d2"]},
         {"q1": {"d1": 1, "d2": 1}},
@@ -88,11 +100,11 @@ def test_trec_names_report_pytrec_eval_keys_beside_efs_own() -> None:
         metrics=("map", "trec_map", "ndcg", "trec_ndcg", "recall", "trec_recall", "P"),
     )
     assert list(report.metrics) == [
-        "map@2", "ndcg@2", "recall@2", "map", "ndcg",
-        *(f"recall_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+        "map@2", "ndcg@2", "recall@2", "trec_map", "trec_ndcg",
+        *(f"trec_recall_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
         *(f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
     ]  # fmt: skip
-    assert report.metrics["map"] == pytest.approx(5 / 6)  # uncut: d2 at rank 3 counts
+    assert report.metrics["trec_map"] == pytest.approx(5 / 6)  # uncut: d2 at rank 3 counts
     assert report.metrics["map@2"] == 0.5
 
 
@@ -124,12 +136,33 @@ def test_relevance_level_applies_to_efs_metrics_but_not_to_ndcg() -> None:
     assert report.manifest["parameters"]["relevance_level"] == 2
 
 
-def test_a_query_with_nothing_relevant_at_the_level_is_skipped_and_says_why() -> None:
-    report = evaluate_run(
-        {"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"b": 2}}, relevance_level=2
-    )
-    assert report.skipped == {"q1": "no judgement at relevance level 2"}
-    assert list(report.per_query) == ["q2"]
+def test_a_query_with_nothing_relevant_at_the_level_is_scored_as_trec_eval_with_a_warning() -> None:
+    run, qrels = {"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"b": 2}}
+    with pytest.warns(RelevanceLevelWarning, match=r"^1 of 2 judged queries have no grade >= "
+                      r"relevance_level 2 \('q1'\): they are scored as trec_eval"):  # fmt: skip
+        report = evaluate_run(run, qrels, metrics=("P_5", "ndcg_cut_5"), relevance_level=2)
+    assert report.skipped == {} and list(report.per_query) == ["q1", "q2"]
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"P.5", "ndcg_cut.5"}, relevance_level=2)
+    expected = trec.evaluate({"q1": {"a": 1.0}, "q2": {"b": 1.0}})
+    assert report.per_query == expected
+    assert report.per_query["q1"] == {"P_5": 0.0, "ndcg_cut_5": 1.0}
+
+
+def test_binary_qrels_at_relevance_level_two_score_as_pytrec_eval_instead_of_raising() -> None:
+    qrels = {"q1": {"d1": 1, "d2": 1, "d5": 0}, "q2": {"d3": 1}}
+    run = {"q1": {"d1": 3.0, "d9": 2.0, "d2": 1.0}, "q2": {"d7": 2.0, "d3": 1.0}}
+    names = ("map", "trec_map", "P_5", "ndcg_cut_3", "recip_rank")
+    with pytest.warns(RelevanceLevelWarning, match="2 of 2 judged queries"):
+        report = evaluate_run(run, qrels, metrics=names, k_values=(3,), relevance_level=2)
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels, {"map", "P.5", "ndcg_cut.3", "recip_rank", "map_cut.3"}, relevance_level=2
+    ).evaluate(run)
+    for q, values in expected.items():
+        assert report.per_query[q]["trec_map"] == values["map"] == 0.0
+        assert report.per_query[q]["map@3"] == values["map_cut_3"] == 0.0
+        for key in ("P_5", "ndcg_cut_3", "recip_rank"):
+            assert report.per_query[q][key] == pytest.approx(values[key], abs=1e-12), key
+    assert report.metrics["ndcg_cut_3"] > 0  # nDCG ignores the level, as trec_eval's does
 
 
 @pytest.mark.parametrize("level", [0, -1, 1.5, True, "2"])
@@ -285,3 +318,24 @@ def test_the_cli_takes_relevance_level_and_judged_only_as_trec_eval_does(tmp_pat
     assert report["manifest"]["parameters"]["relevance_level"] == 2
     bad = ef_eval("run", qrels, run, "--relevance-level", "0")
     assert bad.returncode != 0 and "expected an integer >= 1" in bad.stderr
+
+
+def test_ef_eval_scores_binary_qrels_at_level_two_with_a_warning(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 1\nq2 0 c 1\n", encoding="utf-8")
+    run.write_text("q1 Q0 x 1 3.0 t\nq1 Q0 a 2 2.0 t\nq2 Q0 c 1 1.0 t\n", encoding="utf-8")
+    result = ef_eval(
+        "run", qrels, run, "--metrics", "map@10,P_5,ndcg_cut_10", "--relevance-level", "2",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "warning: 2 of 2 judged queries have no grade >= relevance_level 2" in result.stderr
+    [report] = json.loads(result.stdout).values()
+    expected = pytrec_eval.RelevanceEvaluator(
+        {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}, {"map_cut.10", "P.5", "ndcg_cut.10"},
+        relevance_level=2,
+    ).evaluate({"q1": {"x": 3.0, "a": 2.0}, "q2": {"c": 1.0}})  # fmt: skip
+    for q, values in expected.items():
+        assert report["per_query"][q]["map@10"] == values["map_cut_10"] == 0.0
+        assert report["per_query"][q]["P_5"] == values["P_5"] == 0.0
+        assert report["per_query"][q]["ndcg_cut_10"] == pytest.approx(values["ndcg_cut_10"])

@@ -52,8 +52,10 @@ from ef.evaluation._exceptions import (
     IncompleteEvaluationWarning,
     JournalCorruptError,
     JournalMismatchError,
+    ParameterError,
     PluginWarning,
     QueryError,
+    RelevanceLevelWarning,
     ResponseShapeError,
 )
 from ef.evaluation._fusion.api import fuse
@@ -150,6 +152,7 @@ __all__ = [
     "MeasureInfo",
     "Normalization",
     "PairedComparison",
+    "ParameterError",
     "PluginInfo",
     "PluginWarning",
     "Progress",
@@ -162,6 +165,7 @@ __all__ = [
     "RagSample",
     "RankingSummary",
     "Registry",
+    "RelevanceLevelWarning",
     "ResponseShapeError",
     "RetrievalEvalReport",
     "RetrievalMetric",

@@ -28,8 +28,10 @@ __all__ = [
     "JournalCorruptError",
     "JournalMismatchError",
     "JsonProblem",
+    "ParameterError",
     "PluginWarning",
     "QueryError",
+    "RelevanceLevelWarning",
     "ResponseShapeError",
     "UnusableResults",
 ]
@@ -105,6 +107,11 @@ class DatasetFormatError(EvaluationError, ValueError):
 
 class JsonProblem(EvaluationError, ValueError):
     """Text that is not strict JSON; the message says what was wrong, without a place."""
+
+
+class ParameterError(EvaluationError, ValueError):
+    """A parameter of a measure or a fusion method outside its domain (or given twice); the
+    message names the measure or method, the parameter and the values it takes."""
 
 
 # journals
@@ -242,3 +249,8 @@ class PluginWarning(EvaluationWarning):
 
 class IncompleteEvaluationWarning(EvaluationWarning):
     """Some queries failed and were left out of the means (``on_error="record"``)."""
+
+
+class RelevanceLevelWarning(EvaluationWarning):
+    """Judged queries have nothing relevant at the ``relevance_level``: they are scored, as
+    trec_eval scores them (0 for every measure that reads the level)."""

@@ -9,6 +9,7 @@ from ef.evaluation._fusion import methods, supervised
 from ef.evaluation._fusion.grids import hundredths, weights_only
 from ef.evaluation._fusion.norms import BUILTIN_NORMALIZATIONS, ORDER_BASED
 from ef.evaluation._plugins.hookspecs import hookimpl
+from ef.evaluation._scoring.domains import integer, number, per_run
 
 __all__ = ["ef_evaluation_register_fusion_methods", "ef_evaluation_register_normalizations"]
 
@@ -48,6 +49,10 @@ def _mapfuse_train(hits: Any, counts: Any) -> Mapping[str, Any]:
     return supervised.train_mapfuse(hits, counts)
 
 
+_PROBS = per_run(rows=True)
+"""A trained table: one sequence of finite numbers per run (a 2-D numpy array, as ranx's)."""
+
+
 def _comb_aliases(name: str) -> tuple[str, ...]:
     return (f"comb{name}", f"comb_{name}")
 
@@ -71,6 +76,7 @@ def ef_evaluation_register_fusion_methods(register: Callable[..., None]) -> None
         rank_based=False,
         required=("gamma",),
         grid=_grid(gamma=hundredths()),
+        domains={"gamma": number()},
         aliases=_comb_aliases("gmnz"),
         description=_summary(methods.gmnz),
     )
@@ -97,6 +103,7 @@ def ef_evaluation_register_fusion_methods(register: Callable[..., None]) -> None
         rank_based=True,
         defaults={"k": 60},
         grid=_grid(k=list(range(10, 101, 10))),
+        domains={"k": number(0, low_open=True)},
         description=_summary(methods.rrf),
     )
     register("isr", methods.isr, rank_based=True, description=_summary(methods.isr))
@@ -107,6 +114,7 @@ def ef_evaluation_register_fusion_methods(register: Callable[..., None]) -> None
         rank_based=True,
         defaults={"sigma": 0.01},
         grid=_grid(sigma=hundredths()),
+        domains={"sigma": number(0, 1)},
         description=_summary(methods.logn_isr),
     )
     register(
@@ -114,7 +122,9 @@ def ef_evaluation_register_fusion_methods(register: Callable[..., None]) -> None
         methods.rbc,
         rank_based=True,
         required=("phi",),
-        grid=_grid(phi=hundredths()),
+        # ranx's grid ends at phi = 1.0, where every score is 0: out of phi's domain.
+        grid=_grid(phi=hundredths()[:-1]),
+        domains={"phi": number(0, 1, low_open=True, high_open=True)},
         description=_summary(methods.rbc),
     )
     register(
@@ -135,6 +145,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         trained=("probs",),
         train_params=("n_segments",),
         grid=_grid(n_segments=list(range(1, 101))),
+        domains={"n_segments": integer(1), "probs": _PROBS},
         description=_summary(supervised.probfuse),
     )
     register(
@@ -144,6 +155,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         train=_segfuse_train,
         trained=("probs",),
         grid=_no_grid,
+        domains={"probs": _PROBS},
         description=_summary(supervised.segfuse),
     )
     register(
@@ -154,6 +166,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         train=_position_train,
         trained=("probs",),
         grid=_grid(w=list(range(1, 101))),
+        domains={"w": integer(0), "probs": _PROBS},
         description=_summary(supervised.slidefuse),
     )
     register(
@@ -163,6 +176,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         train=_position_train,
         trained=("probs",),
         grid=_no_grid,
+        domains={"probs": _PROBS},
         description=_summary(supervised.posfuse),
     )
     register(
@@ -172,6 +186,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         train=_bayesfuse_train,
         trained=("log_odds",),
         grid=_no_grid,
+        domains={"log_odds": _PROBS},
         description=_summary(supervised.bayesfuse),
     )
     register(
@@ -181,6 +196,7 @@ def _register_supervised(register: Callable[..., None]) -> None:
         train=_mapfuse_train,
         trained=("map_scores",),
         grid=_no_grid,
+        domains={"map_scores": per_run()},
         description=_summary(supervised.mapfuse),
     )
 

@@ -3,8 +3,8 @@
 Registered through the same hook as any third-party metric. A trec_eval family registers with
 its :class:`~ef.evaluation._scoring.measures.family.Family` (keys, parameters, aggregation,
 source); where its trec_eval name is one of ef's own metrics (``map``, ``ndcg``, ``recall``) it
-is asked for as ``trec_map``, ``trec_ndcg``, ``trec_recall`` and still reports trec_eval's keys
-(``map``, ``ndcg``, ``recall_5`` …), which never collide with ef's ``name@k`` keys.
+is asked for as ``trec_map``, ``trec_ndcg``, ``trec_recall``, and its keys begin with that name
+(``trec_map``, ``trec_ndcg``, ``trec_recall_5`` …), as every key begins with the name asked for.
 """
 
 from __future__ import annotations

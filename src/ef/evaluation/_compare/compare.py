@@ -10,7 +10,7 @@ from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
 from ef.evaluation._io.frames import is_frame
-from ef.evaluation._plugins import metric_for_key
+from ef.evaluation._plugins import check_keys, same_measure
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -21,23 +21,12 @@ _SHOWN_IDS = 10
 
 
 def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
-    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys."""
-    names: list[str] = []
-    cutoffs: list[int] = []
-    for key in metrics:
-        name, at, cutoff = key.partition("@")
-        if at and metric_for_key(name) != name:
-            at = ""  # not ef's name@k: a notation (nDCG@10), computed under its own name
-        if not at:
-            name = metric_for_key(key) or key  # a trec_eval key: P_10 is P's
-        if at:
-            if not cutoff.isdigit() or int(cutoff) < 1:
-                raise ValueError(f"metric {key!r}: the cutoff after '@' must be an int >= 1")
-            cutoffs.append(int(cutoff))
-        if name not in names:
-            names.append(name)
-    # Metrics without a cutoff (bpref) still need one for the scoring plan; it adds no key.
-    return names, sorted(set(cutoffs)) or [1]
+    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys:
+    the keys themselves, each read by the one resolver ``metrics=`` uses (``P@5``, ``nDCG@10``,
+    ``map@100``, ``P_10``, ``bpref``); a name that reports other keys (``ndcg``) is refused."""
+    check_keys(metrics)
+    # Every key names its own cutoff (or none); the plan's cutoff adds no key.
+    return list(metrics), [1]
 
 
 def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
@@ -56,6 +45,25 @@ def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
             "(only metrics without a cutoff are named alone)"
         )
     return None
+
+
+def _respelled(
+    per_query: Mapping[str, Mapping[str, float]], metrics: Sequence[str]
+) -> Mapping[str, Mapping[str, float]]:
+    """A report's values, with each key of ``metrics`` it holds under another spelling of the
+    same measure (``P@5`` for its ``P_5``) added under the key asked for."""
+    held = list(dict.fromkeys(key for row in per_query.values() for key in row))
+    spelled = {
+        key: other
+        for key in metrics
+        if key not in held and (other := same_measure(key, held)) is not None
+    }
+    if not spelled:
+        return per_query
+    return {
+        query_id: {**row, **{key: row[other] for key, other in spelled.items() if other in row}}
+        for query_id, row in per_query.items()
+    }
 
 
 def _shown(ids: Sequence[str]) -> str:
@@ -82,7 +90,7 @@ def _per_query(
                 f"({_shown(failed)}) with no values; comparing on the rest would pair fewer "
                 "queries than were judged: evaluate them again first"
             )
-        return system.per_query
+        return _respelled(system.per_query, metrics)
     if not isinstance(system, Mapping) and not is_frame(system):
         raise TypeError(
             f"system {name!r}: expected a RetrievalEvalReport or a run "

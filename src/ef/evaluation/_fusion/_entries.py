@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from ef.evaluation._scoring.domains import Domain
+
 __all__ = ["MethodEntry", "NormEntry"]
 
 
@@ -39,6 +41,8 @@ class MethodEntry(Protocol):
     def aliases(self) -> tuple[str, ...]: ...
     @property
     def plugin(self) -> str: ...
+    @property
+    def domains(self) -> Mapping[str, Domain]: ...
 
 
 class NormEntry(Protocol):

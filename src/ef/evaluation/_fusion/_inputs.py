@@ -86,10 +86,18 @@ def _scored_ranking(scores: Mapping[Any, Any], run_index: int, query_id: str) ->
     return rank_order(scores)
 
 
-def _listed_ranking(ranked: Sequence[Any]) -> Ranking:
-    unique = list(dict.fromkeys(ranked))  # a repeated id keeps its first place
-    n = len(unique)
-    return {doc: float(n - i) for i, doc in enumerate(unique)}
+def _listed_ranking(ranked: Sequence[Any], run_index: int, query_id: str) -> Ranking:
+    n = len(ranked)
+    ranking = {doc: float(n - i) for i, doc in enumerate(ranked)}
+    if len(ranking) != n:
+        # Which of its places would be the doc's rank is a guess: refuse it, as TREC runs do.
+        seen: set[Any] = set()
+        doc = next(d for d in ranked if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+        raise ValueError(
+            f"{_where(run_index, query_id)}: doc {doc!r} is ranked twice; "
+            "a ranking names each doc once"
+        )
+    return ranking
 
 
 def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
@@ -98,7 +106,8 @@ def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
     :raises TypeError: if ``runs`` is not a sequence of runs, a run is neither a mapping nor a
         DataFrame (pandas, polars) or pyarrow Table, or a query's
         entry is neither a ``{doc_id: score}`` mapping nor a list of doc ids.
-    :raises ValueError: for a score that is NaN or infinite (naming the run and the query).
+    :raises ValueError: for a score that is NaN or infinite, or a ranked list naming one doc
+        twice (naming the run and the query).
     """
     if isinstance(runs, Mapping | str | bytes) or not isinstance(runs, Sequence):
         raise TypeError(
@@ -116,7 +125,7 @@ def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
             if isinstance(entry, Mapping):
                 ranking = _scored_ranking(entry, index, query_id)
             elif isinstance(entry, list | tuple):
-                ranking = _listed_ranking(entry)
+                ranking = _listed_ranking(entry, index, query_id)
                 scored[index] = False
             else:
                 raise TypeError(

@@ -22,6 +22,7 @@ from ef.evaluation._fusion._arrays import (
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
 from ef.evaluation._fusion._order import in_trec_order
+from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._plugins import registry
 from ef.evaluation._types import Qrels, Run
@@ -29,8 +30,6 @@ from ef.evaluation._types import Qrels, Run
 __all__ = [
     "DEFAULT_NORM",
     "FusedRun",
-    "check_params",
-    "check_weights",
     "fuse",
     "fuse_prepared",
     "normalize",
@@ -79,60 +78,6 @@ def resolve(method: str, norm: str | None) -> tuple[MethodEntry, NormEntry | Non
     if norm_entry is None:
         raise ValueError(f"unknown normalisation {norm!r}; known normalisations: {_known(norms)}")
     return entry, norm_entry
-
-
-def check_weights(entry: MethodEntry, weights: Sequence[float] | None, n_runs: int) -> Any:
-    """The weights as floats, one per run; ``None`` gives every run 1.0.
-
-    :raises ValueError: for weights given to an unweighted method, a count that is not the number
-        of runs, or a weight that is not a finite number.
-    """
-    if not entry.weighted:
-        if weights is not None:
-            raise ValueError(f"fusion method {entry.name!r} takes no weights")
-        return None
-    if weights is None:
-        return (1.0,) * n_runs
-    if isinstance(weights, str | bytes) or not isinstance(weights, Sequence):
-        raise ValueError(f"weights must be a sequence of numbers, got {type(weights).__name__}")
-    if len(weights) != n_runs:
-        raise ValueError(f"{len(weights)} weights given for {n_runs} runs; give one per run")
-    for weight in weights:
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise ValueError(f"weight {weight!r} is not a number")
-        if not math.isfinite(weight):
-            raise ValueError(f"weight {weight!r} is not finite")
-    return tuple(float(weight) for weight in weights)
-
-
-def check_params(entry: MethodEntry, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The method's defaults updated with ``params``.
-
-    :raises ValueError: for a parameter the method does not take (listing those it takes), a
-        required one missing, or a number that is not finite.
-    """
-    given = dict(params or {})
-    accepted = {*entry.defaults, *entry.required, *entry.trained, *entry.train_params}
-    if "weights" in given:
-        raise ValueError("pass weights with weights=, not in params")
-    unknown = sorted(name for name in given if name not in accepted)
-    if unknown:
-        takes = ", ".join(sorted(accepted)) or "no parameters"
-        raise ValueError(
-            f"fusion method {entry.name!r} does not take {', '.join(map(repr, unknown))}; "
-            f"it takes: {takes}"
-        )
-    for name, value in given.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"parameter {name!r} of {entry.name!r} is {value!r}; expected finite")
-    merged = {**entry.defaults, **given}
-    missing = [name for name in entry.required if name not in merged]
-    if missing:
-        example = ", ".join(f"{name!r}: ..." for name in missing)
-        raise ValueError(
-            f"fusion method {entry.name!r} needs {', '.join(missing)}: params={{{example}}}"
-        )
-    return merged
 
 
 def check_scored(prepared: PreparedRuns, entry: MethodEntry, norm: NormEntry | None) -> None:
@@ -317,10 +262,9 @@ def _fuse_compiled(
         return None
     try:
         checked_weights = check_weights(entry, weights, len(runs))  # type: ignore[arg-type]
-        merged = check_params(entry, params)
     except Exception:  # the Python path raises it, after any error it finds in the runs first
         return None
-    return _compiled.from_runs(runs, entry, norm, checked_weights, merged)
+    return _compiled.from_runs(runs, entry, norm, checked_weights, dict(params or {}))
 
 
 def fuse(
@@ -361,8 +305,10 @@ def fuse(
     :returns: ``{query_id: {doc_id: fused score}}``.
     :raises ValueError: for an unknown method or normalisation (listing the known ones), a
         weights count that is not the number of runs, a weight or score that is not finite
-        (naming the run and query), an unknown or missing parameter, or scores asked of runs
-        without them.
+        (naming the run and query), a ranked list naming one doc twice, an unknown or missing
+        parameter, or scores asked of runs without them.
+    :raises ParameterError: for a parameter outside its domain (``rrf``'s ``k`` > 0, ``rbc``'s
+        ``phi`` in (0, 1), …; ``docs/fusion.md`` lists them), before any work.
     :raises TypeError: if ``runs`` is not a sequence of run mappings.
 
     >>> bm25 = {'q1': {'d1': 12.0, 'd2': 9.5, 'd3': 4.0}}
@@ -373,8 +319,9 @@ def fuse(
     {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
     """
     entry, norm_entry = resolve(method, norm)
+    merged = check_params(entry, params)  # before any work
     if qrels is None:
-        compiled = _fuse_compiled(runs, entry, norm_entry, weights, params)
+        compiled = _fuse_compiled(runs, entry, norm_entry, weights, merged)
         if compiled is not None:
             return compiled
     prepared = prepare_runs(runs)
@@ -382,7 +329,6 @@ def fuse(
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
-    merged = check_params(entry, params)
     untrained = [name for name in entry.trained if name not in merged]
     if entry.train is not None and untrained:
         if qrels is None:

@@ -200,7 +200,7 @@ def _sum_by_rank(rankings: Sequence[Ranking], kind: str, parameter: float) -> di
 
 
 def rrf(rankings: Sequence[Ranking], *, k: float = 60) -> dict[str, float]:
-    """Reciprocal rank fusion: Σ 1 / (k + i + 1) (Cormack et al., 2009)."""
+    """Reciprocal rank fusion: Σ 1 / (k + i + 1), k > 0 (Cormack et al., 2009)."""
     return _sum_by_rank(rankings, "rrf", k)
 
 
@@ -222,8 +222,6 @@ def log_isr(rankings: Sequence[Ranking]) -> dict[str, float]:
 
 def logn_isr(rankings: Sequence[Ranking], *, sigma: float = 0.01) -> dict[str, float]:
     """LogN_ISR: Σ 1 / (i + 1)² × log(runs that retrieved the doc + sigma), sigma in [0, 1]."""
-    if not 0.0 <= sigma <= 1.0:
-        raise ValueError(f"sigma must be in [0, 1], got {sigma!r}")
     return {
         doc: sum(scores) * math.log(len(scores) + sigma)
         for doc, scores in _isr_scores(rankings).items()
@@ -231,7 +229,7 @@ def logn_isr(rankings: Sequence[Ranking], *, sigma: float = 0.01) -> dict[str, f
 
 
 def rbc(rankings: Sequence[Ranking], *, phi: float) -> dict[str, float]:
-    """Rank-biased centroid: Σ (1 - phi) × phi ** i (Bailey et al., 2017)."""
+    """Rank-biased centroid: Σ (1 - phi) × phi ** i, phi in (0, 1) (Bailey et al., 2017)."""
     return _sum_by_rank(rankings, "rbc", phi)
 
 

@@ -20,9 +20,7 @@ from ef.evaluation._fusion._inputs import PreparedRuns, prepare_runs
 from ef.evaluation._fusion.api import (
     DEFAULT_NORM,
     FusedRun,
-    check_params,
     check_scored,
-    check_weights,
     fuse,
     fuse_prepared,
     normalize,
@@ -30,6 +28,8 @@ from ef.evaluation._fusion.api import (
     train,
     training_queries,
 )
+from ef.evaluation._fusion.checks import check_params, check_weights
+from ef.evaluation._plugins import check_keys
 from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -114,21 +114,14 @@ class FusionOptimization:
 
 
 def _metric_scorer(metric: str) -> Any:
-    name, at, cutoff = metric.partition("@")
-    if at:
-        try:
-            k_values: tuple[int, ...] = (int(cutoff),)
-        except ValueError:
-            raise ValueError(
-                f"metric {metric!r}: the cutoff after '@' must be an integer"
-            ) from None
-    else:
-        k_values = (1,)
+    """``score(fused, qrels)``: ``metric``'s mean; ``metric`` is any name that reports one key
+    (every notation ``metrics=`` takes: ``ndcg@10``, ``nDCG@10``, ``P(rel=2)@5``, ``IPrec@0.5``)."""
+    if not isinstance(metric, str):
+        raise ValueError(f"metric must be a metric name, got {metric!r}")
+    check_keys([metric])  # before any work
 
     def score(fused: FusedRun, qrels: Qrels) -> float:
-        report = evaluate_run(fused, qrels, k_values=k_values, metrics=(metric,))  # any notation
-        if metric not in report.metrics:
-            raise ValueError(f"metric {metric!r} needs a cutoff, e.g. {name}@10")
+        report = evaluate_run(fused, qrels, k_values=(1,), metrics=(metric,))
         value: float = report.metrics[metric]
         return value
 
@@ -155,11 +148,22 @@ def _configurations(
                 f"search_space names {', '.join(map(repr, unknown))}, which {entry.name!r} does "
                 f"not take; it takes: {', '.join(sorted(accepted)) or 'nothing'}"
             )
+    listed: dict[str, list[Any]] = {}
     for name, values in space.items():
+        if hasattr(values, "tolist") and not isinstance(values, str | bytes):
+            values = values.tolist()  # a numpy array: ranx's weight grid is a 2-D one
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
             raise ValueError(f"search_space[{name!r}] must be a non-empty sequence of values")
-    names = list(space)
-    return [dict(zip(names, values, strict=True)) for values in itertools.product(*space.values())]
+        listed[name] = list(values)
+    names = list(listed)
+    configurations = [
+        dict(zip(names, values, strict=True)) for values in itertools.product(*listed.values())
+    ]
+    for configuration in configurations:  # every configuration in its domains, before any work
+        options = dict(configuration)
+        check_weights(entry, options.pop("weights", None), n_runs)
+        check_params(entry, options)
+    return configurations
 
 
 def _search(
@@ -250,15 +254,19 @@ def optimize_fusion(
     :param runs: the runs to fuse (as for :func:`fuse`).
     :param qrels: the judgements to score (and train) on.
     :param method: the fusion method.
-    :param metric: the measure to maximise, ``name@k`` (``ndcg@10``, ``map@100``, …).
+    :param metric: the measure to maximise: any name ``metrics=`` takes that reports one value
+        (``ndcg@10``, ``nDCG@10``, ``map@100``, ``P(rel=2)@5``, ``bpref``, …).
     :param norm: the normalisation, as for :func:`fuse`.
     :param search_space: ``{parameter: [values, …]}`` (``"weights"`` for the weights) to search
-        instead of the default grid; the grid is their product, the last varying fastest.
+        instead of the default grid; the grid is their product, the last varying fastest. A
+        numpy array of values is taken as its list (a 2-D array of weights, as ranx's grid).
     :param folds: a number of folds (contiguous blocks of the judged queries, in ``qrels``
         order) or the folds' query ids: each fold is scored with the configuration found on the
         others (``FusionOptimization.folds``, ``mean_held_out``).
     :raises ValueError: for an unknown method, metric or parameter, a method with nothing to
         optimise, or bad folds.
+    :raises ParameterError: for a configuration of the grid outside a parameter's domain,
+        before anything is fused.
 
     >>> runs = [{'q1': {'d1': 3.0, 'd2': 2.0}, 'q2': {'d3': 1.0, 'd4': 0.5}},
     ...         {'q1': {'d2': 0.9, 'd1': 0.1}, 'q2': {'d4': 0.8, 'd3': 0.7}}]
@@ -268,13 +276,17 @@ def optimize_fusion(
     ([0.0, 1.0], 1.0)
     """
     entry, norm_entry = resolve(method, norm)
+    score = _metric_scorer(metric)
+    # The grid is checked before the runs are read, when their number is known without reading.
+    given = isinstance(runs, list | tuple) and len(runs) >= 2
+    configurations = _configurations(entry, search_space, len(runs)) if given else None
     prepared = prepare_runs(runs)
     if prepared.n_runs < 2:
         raise ValueError(f"optimize_fusion needs at least two runs, got {prepared.n_runs}")
     check_scored(prepared, entry, norm_entry)
-    configurations = _configurations(entry, search_space, prepared.n_runs)
+    if configurations is None:
+        configurations = _configurations(entry, search_space, prepared.n_runs)
     normalized = normalize(prepared, norm_entry)
-    score = _metric_scorer(metric)
     queries, _ = training_queries(qrels)
     best_params, best_score, tries = _search(normalized, entry, configurations, qrels, score)
     result_folds: list[FusionFold] = []

@@ -53,8 +53,6 @@ def _check_probs(name: str, probs: Any, n_runs: int) -> list[list[float]]:
 def train_probfuse(hits: HitLists, *, n_segments: int) -> dict[str, Any]:
     """Per run, the mean over queries of the share of relevant docs in each of ``n_segments``
     equal segments of the query's ranking (Lillis et al., 2006)."""
-    if not isinstance(n_segments, int) or isinstance(n_segments, bool) or n_segments < 1:
-        raise ValueError(f"n_segments must be an integer ≥ 1, got {n_segments!r}")
     probs: list[list[float]] = []
     for run_hits in hits:
         segment_probs = [0.0] * n_segments
@@ -148,8 +146,6 @@ def slidefuse(
 
     Ranks deeper than the training saw count as probability 0 in the window, as in ranx.
     """
-    if not isinstance(w, int) or isinstance(w, bool) or w < 0:
-        raise ValueError(f"w must be an integer ≥ 0, got {w!r}")
     checked = _check_probs("probs", probs, len(rankings))
     scored: list[Ranking] = []
     for ranking, position_probs in zip(rankings, checked, strict=True):

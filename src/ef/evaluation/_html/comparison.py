@@ -12,6 +12,7 @@ from typing import Any
 
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._html import charts
+from ef.evaluation._html.evaluation import headline
 from ef.evaluation._html.rankings import drilldowns, query_texts, snippets
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
@@ -98,7 +99,7 @@ def comparison_page(
                 f"{label} names {unknown[0]!r}, which the comparison does not hold "
                 f"(systems: {', '.join(report.systems)})"
             )
-    metric = "ndcg@10" if "ndcg@10" in report.metrics else report.metrics[0]
+    metric = headline(report.metrics) or report.metrics[0]
     chart_specs: dict[str, Any] = {}
     query_ids: list[str] = []
     by_query: dict[str, dict[str, float]] = {}

@@ -21,7 +21,7 @@ from ef.evaluation._html.rankings import (
 )
 from ef.evaluation._report.reports import RetrievalEvalReport
 
-__all__ = ["evaluation_page", "flatten", "k_points", "metric_table", "primary_metric"]
+__all__ = ["evaluation_page", "flatten", "headline", "k_points", "metric_table", "primary_metric"]
 
 _AT_K = re.compile(r"^(?P<metric>.+)@(?P<k>[0-9]+)$")
 _DISTRIBUTION_BINS = 10
@@ -88,12 +88,25 @@ def metric_table(metrics: Mapping[str, float]) -> dict[str, Any]:
     return {"cutoffs": cutoffs, "rows": rows, "other": other}
 
 
-def primary_metric(report: RetrievalEvalReport) -> str | None:
-    """The metric the page leads with: ``ndcg@10`` when present, else the first one."""
-    keys = list(report.metrics) or [key for row in report.per_query.values() for key in row]
+def headline(keys: Sequence[str]) -> str | None:
+    """The metric a page leads with: the first one asked for (the first key), at cutoff 10
+    when it was asked at several cutoffs (``ndcg`` at each of ``k_values``) that include 10.
+
+    >>> headline(['ndcg@1', 'ndcg@10', 'recall@1']), headline(['R@100', 'nDCG@10'])
+    ('ndcg@10', 'R@100')
+    """
     if not keys:
         return None
-    return "ndcg@10" if "ndcg@10" in keys else keys[0]
+    first = keys[0]
+    name, at, _ = first.partition("@")
+    same = [key for key in keys if key.partition("@")[0] == name] if at else []
+    return f"{name}@10" if len(same) > 1 and f"{name}@10" in same else first
+
+
+def primary_metric(report: RetrievalEvalReport) -> str | None:
+    """The metric the evaluation page leads with (:func:`headline`)."""
+    keys = list(report.metrics) or [key for row in report.per_query.values() for key in row]
+    return headline(list(dict.fromkeys(keys)))
 
 
 def _columns(report: RetrievalEvalReport) -> list[str]:

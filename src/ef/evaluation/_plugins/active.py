@@ -23,7 +23,8 @@ from ef.evaluation._plugins.catalogue import (
 )
 from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
-from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names
+from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names, same_measure
+from ef.evaluation._plugins.names import check_keys as _check_keys
 from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
 from ef.evaluation._scoring.measures.canon import CANON
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
@@ -32,6 +33,7 @@ __all__ = [
     "HOST",
     "RETRIEVAL_METRICS",
     "adapt_retriever",
+    "check_keys",
     "check_metrics",
     "list_plugins",
     "lookup_metrics",
@@ -41,6 +43,7 @@ __all__ = [
     "read_dataset",
     "read_trec_run",
     "registry",
+    "same_measure",
 ]
 
 HOST = PluginHost()
@@ -192,6 +195,15 @@ def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
     :raises ValueError: for a name that parses nowhere; the message lists the closest names.
     """
     return resolve_names(names, HOST.registry.metrics)
+
+
+def check_keys(keys: Sequence[str]) -> None:
+    """Check that each of ``keys`` is one value's key, as ``metrics=[key]`` reports it
+    (``nDCG@10``, ``P@5``, ``map@100``, ``bpref``; not ``ndcg`` or trec_eval's ``P``).
+
+    :raises ValueError: for a name no metric takes, or one that reports other keys.
+    """
+    _check_keys(keys, HOST.registry.metrics)
 
 
 def check_metrics(names: Sequence[str]) -> None:

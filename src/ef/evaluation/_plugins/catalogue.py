@@ -90,9 +90,10 @@ def notations_of(metric: RetrievalMetric) -> tuple[str, ...]:
 
 def _options(canon: Canon) -> tuple[str, ...]:
     return tuple(
-        f"{param.name}={param.default!r}: {param.description}"
+        f"{param.name}={param.default!r}: {param.description}, {param.domain.describe()}"
         if param.default is not None
-        else f"{param.name}: {param.description} (default: the evaluation's rule)"
+        else f"{param.name}: {param.description}, {param.domain.describe()} "
+        "(default: the evaluation's rule)"
         for param in canon.params
     )
 
@@ -100,7 +101,7 @@ def _options(canon: Canon) -> tuple[str, ...]:
 def describe_canon(canon: Canon, plugin: str) -> MeasureInfo:
     """The catalogue entry of a core measure known by its notations (``nDCG@10``, ``ERR@20``)."""
     cutoff = {"required": "cutoff required", "optional": "cutoff optional", "none": "no cutoff"}
-    kind = ", a fraction" if canon.fraction else ""
+    kind = f", a {canon.cutoff_name}: {canon.cutoff_domain.describe()}" if canon.fraction else ""
     return MeasureInfo(
         canon.name,
         None,

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ef.evaluation._plugins.registry import RetrievalMetric
+from ef.evaluation._scoring.domains import CUTOFF, like
 from ef.evaluation._scoring.measures.canon import CANON, Measure
 from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._scoring.measures.summary import QueryFacts
 from ef.evaluation._scoring.notation import Notation, measure_of, parse
 from ef.evaluation._scoring.steps import MetricStep
 
-__all__ = ["CORE_PLUGIN", "resolve_names", "suggestions"]
+__all__ = ["CORE_PLUGIN", "check_keys", "resolve_names", "same_measure", "suggestions"]
 
 CORE_PLUGIN = "ef.evaluation._builtins"
 
@@ -48,20 +48,6 @@ def _measure_family(measure: Measure, keys: list[str]) -> Family:
     )
 
 
-def _converted(metric: RetrievalMetric, key: str, raw: str, written: str) -> int | float | str:
-    default = metric.parameters[key]
-    if isinstance(default, str):
-        return raw
-    try:
-        value: float = int(raw) if isinstance(default, int) else float(raw)
-    except ValueError:
-        value = math.nan
-    if value - value != 0.0:
-        kind = "an int" if isinstance(default, int) else "a finite number"
-        raise ValueError(f"metric {written!r}: parameter {key!r} must be {kind}, got {raw!r}")
-    return value
-
-
 def _plugin_family(metric: RetrievalMetric, notation: Notation, written: str) -> Family:
     """A registered metric at one cutoff, with parameters: ``name(p=0.5)@10``."""
     if metric.family is not None or not metric.cutoff:
@@ -69,8 +55,10 @@ def _plugin_family(metric: RetrievalMetric, notation: Notation, written: str) ->
             f"metric {written!r}: {metric.name!r} (plugin {metric.plugin!r}) takes no cutoff "
             f"or parameters; write {metric.name!r}"
         )
-    if notation.cutoff is None or not notation.cutoff.isdigit() or int(notation.cutoff) < 1:
+    if notation.cutoff is None:
         raise ValueError(f"metric {written!r}: write {metric.name!r}@K with an int K >= 1")
+    owner = f"metric {written!r} ({metric.name}, plugin {metric.plugin!r})"
+    cutoff: int = CUTOFF.check(notation.cutoff, owner, "cutoff", written=True)
     unknown = [key for key, _ in notation.params if key not in metric.parameters]
     if unknown:
         takes = ", ".join(metric.parameters) or "no parameters"
@@ -78,11 +66,15 @@ def _plugin_family(metric: RetrievalMetric, notation: Notation, written: str) ->
             f"metric {written!r}: {metric.name!r} of plugin {metric.plugin!r} takes {takes}; "
             f"unknown parameter(s) {', '.join(map(repr, unknown))}"
         )
-    params = {key: _converted(metric, key, raw, written) for key, raw in notation.params}
+    # A plugin's parameter takes its default's type: an int, a finite number or a string.
+    params = {
+        key: like(metric.parameters[key]).check(raw, owner, key, written=True)
+        for key, raw in notation.params
+    }
     called = metric
     if params:
         called = attrs.evolve(metric, fn=functools.partial(metric.fn, **params), all_cutoffs=None)
-    step = MetricStep(attrs.evolve(called, name=written), (int(notation.cutoff),), trusted=False)
+    step = MetricStep(attrs.evolve(called, name=written), (cutoff,), trusted=False)
 
     def compute(facts: QueryFacts) -> list[float]:
         return step.run(facts)
@@ -94,7 +86,7 @@ def _plugin_family(metric: RetrievalMetric, notation: Notation, written: str) ->
         compute,
         source=source,
         description=metric.description,
-        depth=int(notation.cutoff),
+        depth=cutoff,
     )
 
 
@@ -175,3 +167,55 @@ def _as_metric(family: Family, plugin: str) -> RetrievalMetric:
         plugin=plugin,
         family=family,
     )
+
+
+def check_keys(keys: Sequence[str], metrics: Mapping[str, RetrievalMetric]) -> None:
+    """Check that each of ``keys`` names one value: a key ``metrics=[key]`` reports as written.
+
+    What :func:`~ef.evaluation.compare` and :func:`~ef.evaluation.optimize_fusion` pair or
+    maximise is one value per query; a name that reports several keys (``ndcg`` at each of
+    ``k_values``, trec_eval's ``P`` at nine cutoffs) is refused, saying which to write.
+
+    :raises ValueError: for a name no metric takes (as :func:`resolve_names`), or one that
+        reports other keys than itself.
+    """
+    if isinstance(keys, str):
+        keys = [keys]
+    for key in keys:
+        [metric] = resolve_names([key], metrics)
+        family = metric.family
+        if family is None and not metric.cutoff:
+            continue  # a plugin's metric without a cutoff: reported under its name
+        if family is not None and key in family.keys:
+            continue
+        if family is None:
+            raise ValueError(
+                f"metric key {key!r}: {key!r} is reported at a cutoff: name it '{key}@K', such "
+                f"as '{key}@10' (only metrics without a cutoff are named alone)"
+            )
+        shown = ", ".join(map(repr, family.keys[:3])) + (", …" if len(family.keys) > 3 else "")
+        raise ValueError(f"metric key {key!r}: {key!r} reports {shown}: name one of them")
+
+
+def _measure_named(key: str) -> Measure | None:
+    try:
+        for notation in parse(key):
+            measure = measure_of(notation, key)
+            if measure is not None:
+                return measure
+    except ValueError:
+        return None
+    return None
+
+
+def same_measure(key: str, keys: Sequence[str]) -> str | None:
+    """The first of ``keys`` that names the measure ``key`` names in another spelling
+    (``P_5`` for ``P@5``, ``ndcg@10`` for ``nDCG@10``), or ``None``.
+
+    >>> same_measure('nDCG@10', ['P_5', 'ndcg_cut_10']), same_measure('P@5', ['P_10'])
+    ('ndcg_cut_10', None)
+    """
+    measure = _measure_named(key)
+    if measure is None:
+        return None
+    return next((other for other in keys if _measure_named(other) == measure), None)

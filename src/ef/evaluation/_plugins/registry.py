@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from ef.evaluation._scoring.domains import Domain
 from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
@@ -89,6 +90,8 @@ class FusionMethod:
     :param grid: ``grid(n_runs) -> {parameter: [values]}``, the default search grid of
         ``optimize_fusion`` (``None``: nothing to optimise).
     :param aliases: other names it answers to.
+    :param domains: the values each parameter takes (``{"k": number(0, low_open=True)}``); a
+        parameter without one takes its default's type, a required one any finite number.
     """
 
     name: str
@@ -104,6 +107,7 @@ class FusionMethod:
     aliases: tuple[str, ...] = ()
     description: str = ""
     plugin: str = ""
+    domains: Mapping[str, Domain] = attrs.field(factory=dict, kw_only=True)
 
 
 @attrs.frozen
@@ -220,6 +224,7 @@ def make_fusion_method(
     grid: Callable[[int], Mapping[str, Sequence[Any]]] | None = None,
     aliases: Sequence[str] = (),
     description: str = "",
+    domains: Mapping[str, Domain] | None = None,
     plugin: str,
 ) -> FusionMethod:
     _check_callable(name, fn, "the fusion function")
@@ -243,7 +248,16 @@ def make_fusion_method(
         _names(name, "aliases", aliases),
         description,
         plugin,
+        domains=_domains(name, domains),
     )
+
+
+def _domains(name: str, domains: Mapping[str, Domain] | None) -> dict[str, Domain]:
+    given = dict(domains or {})
+    bad = [key for key, domain in given.items() if not isinstance(domain, Domain)]
+    if bad:
+        raise TypeError(f"{name!r}: domains[{bad[0]!r}] must be a Domain")
+    return given
 
 
 def make_normalization(

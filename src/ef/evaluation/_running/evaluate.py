@@ -132,7 +132,10 @@ def evaluate_retrieval(
         ``mrr`` / ``map`` (each at every cutoff of ``k_values``), any trec_eval measure by its
         trec_eval name (``P``, ``ndcg_cut``, ``recip_rank``, ``set_F`` …, reported under
         pytrec_eval's keys at trec_eval's default parameters; ``trec_map``, ``trec_ndcg`` and
-        ``trec_recall`` for trec_eval's ``map``, ``ndcg`` and ``recall``), or a plugin's. A
+        ``trec_recall`` for trec_eval's ``map``, ``ndcg`` and ``recall``, keyed ``trec_map``,
+        ``trec_ndcg``, ``trec_recall_5`` …: a key begins with the name asked for), any
+        notation (``nDCG@10``, ``P(rel=2)@5``, reported under the name as written), or a
+        plugin's. A
         measure without a cutoff sees the ranking as retrieved, ``limit`` deep:
         ``report.manifest["ranking_depth"]`` says how deep that was.
     :param limit: how many results to retrieve per query. ``None`` uses ``max(k_values)``; raise

@@ -18,6 +18,8 @@ import re
 
 import attrs
 
+from ef.evaluation._exceptions import ParameterError
+from ef.evaluation._scoring.domains import abbreviated
 from ef.evaluation._scoring.measures.canon import CANON, Canon, Measure
 
 __all__ = ["TREC_NAMES", "Notation", "measure_of", "parse"]
@@ -52,6 +54,13 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 
+_NOT_COMPUTED = {
+    "Hole": "BEIR's Hole@k counts a document judged for any query as judged for every query; "
+    "ef does not compute it. Unjudged@k is the share of the top k without a judgement for the "
+    "query itself (BEIR's Hole on one query)",
+}
+"""Peers' names whose definition ef does not compute, and what to write instead."""
+
 TREC_NAMES = {
     "P": "P",
     "recall": "R",
@@ -81,10 +90,10 @@ class Notation:
     trec: bool = False
 
 
-def _params(text: str | None) -> tuple[tuple[str, str], ...] | None:
+def _params(text: str | None, written: str) -> tuple[tuple[str, str], ...] | None:
     if text is None or not text.strip():
         return ()
-    out: list[tuple[str, str]] = []
+    out: dict[str, str] = {}
     for part in text.split(","):
         found = _PARAM.fullmatch(part)
         if found is None or not found["value"]:
@@ -92,10 +101,12 @@ def _params(text: str | None) -> tuple[tuple[str, str], ...] | None:
         value = found["value"]
         if value[:1] in "'\"":
             value = value[1:-1]
-        out.append((found["key"], value))
-    if len({key for key, _ in out}) != len(out):
-        return None
-    return tuple(out)
+        if found["key"] in out:
+            raise ParameterError(
+                f"metric {written!r}: parameter {found['key']!r} is given twice; give it once"
+            )
+        out[found["key"]] = value
+    return tuple(out.items())
 
 
 def parse(text: str) -> list[Notation]:
@@ -105,12 +116,14 @@ def parse(text: str) -> list[Notation]:
     [Notation(name='P', params=(('rel', '2'),), cutoff='5', trec=False)]
     >>> [n.name for n in parse("ndcg_cut_10")]  # a plain name, or trec_eval's ndcg_cut at 10
     ['ndcg_cut_10', 'ndcg_cut']
+
+    :raises ParameterError: for a parameter given twice (``P(rel=1,rel=2)@5``).
     """
     found: list[Notation] = []
     trec = _TREC.fullmatch(text)
     named = _NAMED.fullmatch(text)
     if named is not None:
-        params = _params(named["params"])
+        params = _params(named["params"], text)
         if params is not None:
             found.append(Notation(named["name"], params, named["cutoff"]))
     if trec is not None:
@@ -128,22 +141,20 @@ def _cutoff(canon: Canon, text: str | None, written: str) -> int | float | None:
         return None
     if canon.cutoff == "none":
         raise ValueError(f"metric {written!r}: {canon.name} takes no cutoff; write {canon.name!r}")
-    if canon.fraction:
-        value = float(text)
-        if not 0.0 <= value <= 10.0:
-            raise ValueError(f"metric {written!r}: the fraction must be between 0 and 10")
-        return value
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"metric {written!r}: the cutoff must be an int >= 1, got {text!r}")
-    return int(text)
+    value: int | float = canon.cutoff_domain.check(
+        text, f"metric {abbreviated(written)} ({canon.name})", canon.cutoff_name, written=True
+    )
+    return value
 
 
 def measure_of(notation: Notation, written: str) -> Measure | None:
     """The measure ``notation`` names, or ``None`` when its name is no known measure.
 
     :param written: the name as the user wrote it, for the error messages.
-    :raises ValueError: for a known measure with a wrong cutoff or parameter (naming it and
-        the parameters it takes).
+    :raises ValueError: for a known measure with a cutoff it does not take, or an unknown
+        parameter (naming it and the parameters it takes).
+    :raises ParameterError: for a cutoff or parameter outside its domain (naming the measure,
+        the parameter and the domain).
 
     >>> measure_of(parse("ndcg_cut.10")[-1], "ndcg_cut.10")
     Measure(canon='nDCG', cutoff=10, params=(('dcg', 'log2'),))
@@ -154,6 +165,8 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     else:
         canon_name, implied = _NAMES.get(notation.name, (None, ()))
     if canon_name is None:
+        if notation.name in _NOT_COMPUTED:
+            raise ValueError(f"metric {written!r}: {_NOT_COMPUTED[notation.name]}")
         return None
     canon = CANON[canon_name]
     given = dict(notation.params)
@@ -166,8 +179,14 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
             f"unknown parameter(s) {', '.join(map(repr, unknown))}"
         )
     given = {**dict(implied), **given}
+    owner = f"metric {abbreviated(written)} ({canon.name})"
     params = tuple(
-        (name, param.convert(written, given[name]) if name in given else param.default)
+        (
+            name,
+            param.domain.check(given[name], owner, name, written=True)
+            if name in given
+            else param.default,
+        )
         for name, param in taken.items()
     )
     return Measure(canon.name, _cutoff(canon, notation.cutoff, written), params)

@@ -10,12 +10,14 @@ import hashlib
 import json
 import marshal
 import numbers
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
 import attrs
 
+from ef.evaluation._exceptions import RelevanceLevelWarning
 from ef.evaluation._scoring.judged import plain_ideals
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
@@ -205,6 +207,18 @@ def _as_dict(judged: Mapping[str, float]) -> dict[str, float]:
     return judged if isinstance(judged, dict) else dict(judged)
 
 
+def _warn_below_level(query_ids: list[str], planned: int, level: int | None) -> None:
+    shown = ", ".join(map(repr, query_ids[:5])) + (" …" if len(query_ids) > 5 else "")
+    warnings.warn(
+        RelevanceLevelWarning(
+            f"{len(query_ids)} of {planned} judged queries have no grade >= relevance_level "
+            f"{level} ({shown}): they are scored as trec_eval scores them, 0 for every measure "
+            "that reads the level (nDCG, which ignores it, is not 0)"
+        ),
+        stacklevel=4,
+    )
+
+
 class QueryPlan:
     """Which queries an evaluation scores, in which order, with which metrics and cutoffs.
 
@@ -214,7 +228,8 @@ class QueryPlan:
     :param k_values: cutoffs.
     :param ignore_identical_ids: drop a doc whose id is the query's own id from each ranking.
     :param judging: the relevance level and ``judged_only`` (trec_eval ``-l``, ``-J``). A query
-        with nothing relevant at the level is skipped.
+        with a positive grade but nothing relevant at the level is scored, as trec_eval scores
+        it, with a :class:`~ef.evaluation.RelevanceLevelWarning` naming it.
     :param qrels_pass: a plugin's compiled first pass over plain qrels, if any.
     :raises ValueError: for a bad cutoff, a NaN or infinite grade (naming the query and the
         doc), or when no query can be scored.
@@ -248,25 +263,23 @@ class QueryPlan:
             dict.fromkeys([*self.scoring.keys, *(self.measures.keys if self.measures else ())])
         )
         relevant = judging.relevant
-        no_relevant = (
-            SKIP_NO_POSITIVE
-            if judging.relevance_level is None
-            else f"no judgement at relevance level {judging.relevance_level}"
-        )
         self.qrels = qrels
         self.queries = queries
         self.ignore_identical_ids = ignore_identical_ids
         self.skipped: dict[str, str] = {}
         self.planned: list[str] = []
+        self.below_level: list[str] = []
         self._qrels_digest, known = _known_plain(qrels, qrels_pass)
         self.plain = known is not None
         self.ideals: dict[str, list[float]] = known or {}
         if known is not None:
             self.positives: dict[str, list[tuple[str, float]]] = _PositivesOnDemand(qrels)
-            self._plan_plain(known, relevant, no_relevant)
+            self._plan_plain(known, relevant)
         else:
             self.positives = {}
-            self._plan_checked(qrels, relevant, no_relevant)
+            self._plan_checked(qrels, relevant)
+        if self.below_level:
+            _warn_below_level(self.below_level, len(self.planned), judging.relevance_level)
         if not self.planned:
             reasons = sorted(set(self.skipped.values())) or ["qrels is empty"]
             raise ValueError(f"no query can be scored ({'; '.join(reasons)})")
@@ -274,23 +287,23 @@ class QueryPlan:
         self._digests: dict[str, str] | None = None
 
     def _plan_plain(
-        self, ideals: dict[str, list[float]], relevant: Callable[[float], bool], no_relevant: str
+        self, ideals: dict[str, list[float]], relevant: Callable[[float], bool]
     ) -> None:
         """Plan checked plain judgements from each query's positive grades, descending."""
         queries, skipped, planned = self.queries, self.skipped, self.planned
         default = self.judging.relevance_level is None
         for query_id, ideal in ideals.items():
-            # Relevance only rises with the grade: the largest grade tells.
-            if not ideal or not (default or relevant(ideal[0])):
-                skipped[query_id] = no_relevant
+            if not ideal:
+                skipped[query_id] = SKIP_NO_POSITIVE
             elif queries is not None and query_id not in queries:
                 skipped[query_id] = SKIP_NO_TEXT
             else:
                 planned.append(query_id)
+                # Relevance only rises with the grade: the largest grade tells.
+                if not (default or relevant(ideal[0])):
+                    self.below_level.append(query_id)
 
-    def _plan_checked(
-        self, qrels: Qrels, relevant: Callable[[float], bool], no_relevant: str
-    ) -> None:
+    def _plan_checked(self, qrels: Qrels, relevant: Callable[[float], bool]) -> None:
         """Plan any other judgements, checking each query's on the way."""
         queries, any_positive = self.queries, self.judging.relevance_level is None
         for query_id, judged in qrels.items():
@@ -300,13 +313,15 @@ class QueryPlan:
                     f"{{doc_id: grade}}, got {type(judged).__name__}"
                 )
             positives = positive_grades(judged, query_id)
-            if not positives if any_positive else not any(relevant(g) for _, g in positives):
-                self.skipped[query_id] = no_relevant
+            if not positives:
+                self.skipped[query_id] = SKIP_NO_POSITIVE
             elif queries is not None and query_id not in queries:
                 self.skipped[query_id] = SKIP_NO_TEXT
             else:
                 self.planned.append(query_id)
                 self.positives[query_id] = positives
+                if not (any_positive or any(relevant(g) for _, g in positives)):
+                    self.below_level.append(query_id)
 
     def aggregate(self, key: str, values: Sequence[float]) -> float:
         """``report.metrics[key]`` from the per-query values: a plain mean, except trec_eval's

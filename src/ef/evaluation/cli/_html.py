@@ -39,7 +39,12 @@ def runs_html(
         raise CliError(
             f"--baseline {baseline!r} is none of {', '.join(reports)}", exit_code=EXIT_USAGE
         )
-    comparison = compare(reports, baseline=baseline, tests=("randomization",))
+    # Every key the reports share, in the order asked for: the first is the page's headline.
+    first, *others = reports.values()
+    keys = [key for key in first.metrics if all(key in other.metrics for other in others)]
+    if not keys:
+        raise CliError(f"the reports {', '.join(reports)} share no metric to compare")
+    comparison = compare(reports, baseline=baseline, tests=("randomization",), metrics=keys)
     comparison_html(path, comparison, reports, runs=runs, qrels=qrels, title=title, **texts)
 
 
@@ -54,13 +59,12 @@ def comparison_html(
 ) -> None:
     """The comparison page of ``systems``: reports, or runs scored against ``qrels``."""
     if qrels is not None and runs is None:
-        # The systems are runs: score each once more for the per-query differences.
+        # The systems are runs: score each once more for the per-query differences. Each of
+        # the comparison's keys is a name that reports itself (whatever its notation), so the
+        # cutoffs given here add no key.
         runs = systems
-        keys = [key.partition("@") for key in comparison.metrics]
-        metrics = list(dict.fromkeys(name for name, _, _ in keys))
-        cutoffs = sorted({int(k) for _, _, k in keys if k.isdigit()}) or [10]
         systems = {
-            name: evaluate_run(run, qrels, metrics=metrics, k_values=cutoffs)
+            name: evaluate_run(run, qrels, metrics=list(comparison.metrics), k_values=(1,))
             for name, run in runs.items()
         }
     reports = {name: value for name, value in systems.items() if not isinstance(value, Mapping)}

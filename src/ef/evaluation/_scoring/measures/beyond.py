@@ -1,8 +1,8 @@
 """Measures trec_eval lacks, each as its own source of truth defines it.
 
 Exponential-gain nDCG (ranx ``ndcg_burges``, gdeval), ERR (gdeval), rank-biased precision and
-its residual (Moffat and Zobel; cwl_eval), F1 and hits (ranx), Hole (BEIR), Judged
-(ir_measures) and the reciprocal rank cut at k. Each reads one query's
+its residual (Moffat and Zobel; cwl_eval), F1 and hits (ranx), Unjudged (BEIR's Hole per
+query), Judged (ir_measures) and the reciprocal rank cut at k. Each reads one query's
 :class:`~ef.evaluation._scoring.measures.summary.QueryFacts`; a cutoff ``None`` means the whole
 ranking.
 """
@@ -18,12 +18,12 @@ __all__ = [
     "err",
     "f1",
     "hits",
-    "hole",
     "judged_share",
     "ndcg_exp",
     "rbp",
     "rbp_residual",
     "reciprocal_rank_at",
+    "unjudged",
 ]
 
 ERR_MAX_GRADE = 4
@@ -150,9 +150,11 @@ def f1(facts: QueryFacts, k: int) -> float:
     return 2.0 * precision * recall / (precision + recall)
 
 
-def hole(facts: QueryFacts, k: int) -> float:
-    """The share of the top ``k`` without a judgement for the query, over ``k`` (BEIR
-    ``Hole@k``; BEIR counts a document judged for *any* query as judged, see semantics)."""
+def unjudged(facts: QueryFacts, k: int) -> float:
+    """The documents of the top ``k`` without a judgement for the query, over ``k``.
+
+    BEIR's ``Hole@k`` on one query; on several, BEIR counts a document judged for *any* query
+    as judged, and ef does not compute that (docs/semantics.md)."""
     depth = _depth(facts, k)
     judged = sum(1 for position, _ in facts.judged if position < depth)
     return (depth - judged) / k

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ef.evaluation._scoring.domains import CUTOFF, Domain, choice, integer, number
 from ef.evaluation._scoring.measures import beyond, cut, gains, judged, sets, uncut
 from ef.evaluation._scoring.measures.family import Aggregation
 from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
@@ -26,56 +27,31 @@ class Param:
     """A parameter a canonical measure takes in ``Name(param=value)``.
 
     :ivar name: as written, ``rel``, ``p``, ``dcg``.
-    :ivar kind: ``level`` (an int >= 1), ``persistence`` (a float strictly between 0 and 1) or
-        ``choice`` (one of ``choices``).
+    :ivar domain: the values it takes.
     :ivar default: the value when not written; ``None``: the evaluation's own relevance rule.
     :ivar description: one line.
     """
 
     name: str
-    kind: Literal["level", "persistence", "choice"]
+    domain: Domain
     default: Any = None
-    choices: tuple[str, ...] = ()
     description: str = ""
 
-    def convert(self, measure: str, raw: str) -> Any:
-        """The value of ``raw`` as written in ``measure``'s notation.
 
-        :raises ValueError: naming the measure and the parameter, for a value of the wrong kind.
-        """
-        if self.kind == "choice":
-            if raw not in self.choices:
-                choices = ", ".join(map(repr, self.choices))
-                raise ValueError(
-                    f"metric {measure!r}: {self.name} must be one of {choices}, got {raw!r}"
-                )
-            return raw
-        if self.kind == "level":
-            if not raw.isdigit() or not raw.isascii() or int(raw) < 1:
-                raise ValueError(
-                    f"metric {measure!r}: {self.name} must be an int >= 1, got {raw!r}"
-                )
-            return int(raw)
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0  # refused below, with the text as written
-        if not 0.0 < value < 1.0:
-            raise ValueError(
-                f"metric {measure!r}: {self.name} must be a number in (0, 1), got {raw!r}"
-            )
-        return value
-
-
-REL = Param("rel", "level", description="the smallest grade counted relevant")
-P_PERSISTENCE = Param("p", "persistence", 0.8, description="the user's persistence")
+REL = Param("rel", integer(1), description="the smallest grade counted relevant")
+P_PERSISTENCE = Param(
+    "p", number(0, 1, low_open=True, high_open=True), 0.8, description="the user's persistence"
+)
 DCG = Param(
     "dcg",
-    "choice",
+    choice("log2", "exp-log2"),
     "log2",
-    ("log2", "exp-log2"),
     "gain: the grade (log2) or 2**grade - 1 (exp-log2)",
 )
+RECALL_LEVEL = number(0, 1)
+"""IPrec's cutoff: a recall level (trec_eval's ``iprec_at_recall`` reads levels in [0, 1])."""
+R_MULTIPLE = number(0)
+"""Rprec_mult's cutoff: a multiple of R."""
 
 
 @attrs.frozen
@@ -85,8 +61,10 @@ class Canon:
     :ivar name: its canonical (ir_measures-style) name.
     :ivar compute: ``compute(facts, cutoff, params) -> value`` for one query.
     :ivar cutoff: whether ``@cutoff`` is ``required``, ``optional`` or ``none``.
-    :ivar fraction: the cutoff is a fraction (a recall level, a multiple of R), not a rank.
     :ivar params: the parameters it takes.
+    :ivar cutoff_domain: the values its cutoff takes: a rank (:data:`CUTOFF`), or a fraction
+        (a recall level, a multiple of R).
+    :ivar cutoff_name: what its cutoff is called in errors: ``cutoff``, ``recall level`` …
     :ivar aggregation: how its values aggregate over queries.
     :ivar source: its source of truth.
     :ivar description: one line on what it measures.
@@ -97,11 +75,17 @@ class Canon:
     compute: Compute
     cutoff: Literal["required", "optional", "none"]
     params: tuple[Param, ...] = ()
-    fraction: bool = False
+    cutoff_domain: Domain = CUTOFF
+    cutoff_name: str = "cutoff"
     aggregation: Aggregation = "mean"
     source: str = ""
     description: str = ""
     notations: tuple[str, ...] = ()
+
+    @property
+    def fraction(self) -> bool:
+        """Whether the cutoff is a fraction (a recall level, a multiple of R), not a rank."""
+        return self.cutoff_domain.kind == "number"
 
 
 @attrs.frozen
@@ -211,8 +195,10 @@ CANON: dict[str, Canon] = {
            "harmonic mean of precision@k and recall@k", ("F1@10", "f1@10")),
         _c("Hits", _rel(beyond.hits), "required", (REL,), "ranx hits",
            "relevant documents in the top k", ("Hits@10", "hits@10")),
-        _c("Hole", _rel(beyond.hole), "required", (), "BEIR hole",
-           "unjudged documents in the top k, divided by k", ("Hole@10",)),
+        _c("Unjudged", _rel(beyond.unjudged), "required", (),
+           "ef (BEIR's Hole, per query: BEIR pools judgements across queries)",
+           "documents in the top k without a judgement for the query, divided by k",
+           ("Unjudged@10",)),
         _c("SetP", _one(sets.set_precision), "none", (REL,), _TREC + " m_set_P.c",
            "relevant retrieved / retrieved", ("SetP", "set_P")),
         _c("SetR", _one(sets.set_recall), "none", (REL,), _TREC + " m_set_recall.c",
@@ -232,10 +218,12 @@ CANON: dict[str, Canon] = {
            "queries scored (summed)", ("NumQ", "num_q"), aggregation="sum"),
         _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL,),
            _TREC + " m_iprec_at_recall.c", "interpolated precision at a recall level",
-           ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"), fraction=True),
+           ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"),
+           cutoff_domain=RECALL_LEVEL, cutoff_name="recall level"),
         _c("Rprec_mult", _one(uncut.r_precision_multiples), "required", (REL,),
            _TREC + " m_Rprec_mult.c", "precision at a multiple of R",
-           ("Rprec_mult.0.20", "Rprec_mult_0.20"), fraction=True),
+           ("Rprec_mult.0.20", "Rprec_mult_0.20"), cutoff_domain=R_MULTIPLE,
+           cutoff_name="multiple of R"),
     )
 }  # fmt: skip
 """Every canonical measure, by name."""

@@ -73,7 +73,7 @@ FAMILIES = (
     ),
     Family(
         "trec_recall",
-        cutoff_keys("recall", CUTOFFS),
+        cutoff_keys("trec_recall", CUTOFFS),
         recall,
         CUTOFFS,
         source=_trec_m_file("recall"),

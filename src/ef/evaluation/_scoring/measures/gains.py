@@ -162,7 +162,7 @@ def binary_g(facts: QueryFacts) -> list[float]:
 FAMILIES = (
     Family(
         "trec_ndcg",
-        ("ndcg",),
+        ("trec_ndcg",),
         ndcg,
         source="trec_eval m_ndcg.c",
         description="nDCG of the whole ranking with trec_eval's gain map (trec_eval's ndcg)",

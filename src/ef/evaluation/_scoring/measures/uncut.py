@@ -127,7 +127,7 @@ def r_precision_multiples(
 FAMILIES = (
     Family(
         "trec_map",
-        ("map",),
+        ("trec_map",),
         average_precision,
         source="trec_eval m_map.c",
         description="average precision over the whole ranking, divided by R (trec_eval's map)",
