@@ -220,7 +220,8 @@ class _Replica(_Built):
             pool = self._pool
             answer = asyncio.wrap_future(pool.submit(self._outcome, query, limit))
             abandoned = asyncio.ensure_future(search.abandoned.wait())
-            await asyncio.wait({answer, abandoned}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {answer, abandoned}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             abandoned.cancel()
             if answer.done():
                 return answer.result()
