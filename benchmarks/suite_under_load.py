@@ -2,8 +2,8 @@
 
 Starts ``--hogs`` processes that spin a core each (``while True: pass``), runs the suite
 (``python -m pytest`` from the repository root, in the environment this script runs in), then
-ends the hogs by their pids, whatever the suite did. Prints the suite's closing lines, its wall
-time and the machine's load average::
+ends the hogs by their pids, whatever the suite did. Prints the suite's closing lines (and keeps
+its whole output with ``--log FILE``), its wall time and the machine's load average::
 
     .venv/bin/python benchmarks/suite_under_load.py            # 4 hogs beside the whole suite
     .venv/bin/python benchmarks/suite_under_load.py --hogs 0   # the same run, quiet machine
@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--hogs", type=int, default=4, help="busy processes beside the suite")
+    parser.add_argument(
+        "--log", type=Path, help="also keep the suite's whole output (stdout, then stderr) here"
+    )
     parser.add_argument("pytest_args", nargs="*", help="after --: arguments for pytest")
     options = parser.parse_args()
     if options.hogs < 0:
@@ -49,6 +52,8 @@ def main() -> int:
             os.kill(hog.pid, signal.SIGKILL)
             hog.wait()
     wall = time.monotonic() - started
+    if options.log is not None:
+        options.log.write_text(suite.stdout + suite.stderr, encoding="utf-8")
     closing = [line for line in suite.stdout.splitlines() if line.strip()][-20:]
     print("\n".join(closing))
     print(
