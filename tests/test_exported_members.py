@@ -67,6 +67,8 @@ ADDED_NAMES = {
     "QueryError",
     "QueryFailure",
     "MeasureInfo",
+    "MissingQueriesError",
+    "MissingQueriesWarning",
     "RagMetric",
     "RankingSummary",
     "Registry",

@@ -28,6 +28,8 @@ __all__ = [
     "JournalCorruptError",
     "JournalMismatchError",
     "JsonProblem",
+    "MissingQueriesError",
+    "MissingQueriesWarning",
     "PluginWarning",
     "QueryError",
     "ResponseShapeError",
@@ -105,6 +107,22 @@ class DatasetFormatError(EvaluationError, ValueError):
 
 class JsonProblem(EvaluationError, ValueError):
     """Text that is not strict JSON; the message says what was wrong, without a place."""
+
+
+# query ids
+
+
+class MissingQueriesError(EvaluationError, ValueError):
+    """The judged queries are not in the run: none of them, or any under
+    ``missing_queries="error"``.
+
+    The message names both sides with example ids and, where one is found, the likely cause (a
+    prefix such as ``q1`` against ``1``, zero padding, letter case). It is a
+    :class:`ValueError`, so code that caught the old refusals keeps working.
+
+    >>> issubclass(MissingQueriesError, ValueError)
+    True
+    """
 
 
 # journals
@@ -238,6 +256,14 @@ class BodyTooLarge(EvaluationError):
 
 class PluginWarning(EvaluationWarning):
     """A plugin was skipped or one of its registrations ignored; the message says which and why."""
+
+
+class MissingQueriesWarning(EvaluationWarning):
+    """Some judged queries are not in the run: they score 0 (``missing_queries="warn"``).
+
+    One warning per run, with the counts and the first ids missing; pass
+    ``missing_queries="zero"`` to score them 0 without it, or ``"error"`` to refuse the run.
+    """
 
 
 class IncompleteEvaluationWarning(EvaluationWarning):

@@ -20,10 +20,20 @@ from ef.evaluation._fusion._arrays import (
     trec_ordered,
 )
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
-from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
+from ef.evaluation._fusion._inputs import (
+    EMPTY,
+    PreparedRuns,
+    Ranking,
+    check_queries,
+    mapping_ids,
+    prepare_runs,
+    rank_order,
+)
 from ef.evaluation._fusion._order import in_trec_order
 from ef.evaluation._fusion.norms import KEEPS_ORDER
+from ef.evaluation._fusion.training import train
 from ef.evaluation._plugins import registry
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
@@ -36,8 +46,6 @@ __all__ = [
     "normalize",
     "resolve",
     "tables",
-    "train",
-    "training_queries",
 ]
 
 FusedRun = dict[str, dict[str, float]]
@@ -184,51 +192,6 @@ def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
     return PreparedRuns(by_query, [True] * prepared.n_runs)
 
 
-def training_queries(qrels: Qrels) -> tuple[list[str], list[set[str]]]:
-    """The judged queries with a positive grade, in ``qrels`` order, and their relevant docs.
-
-    :raises ValueError: for a grade that is not a finite number, or if no query has one > 0.
-    """
-    queries: list[str] = []
-    relevant: list[set[str]] = []
-    for query_id, judged in qrels.items():
-        for doc, grade in judged.items():
-            if isinstance(grade, bool) or not isinstance(grade, int | float):
-                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
-            if not math.isfinite(grade):
-                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
-        positives = {doc for doc, grade in judged.items() if grade > 0}
-        if positives:
-            queries.append(query_id)
-            relevant.append(positives)
-    if not queries:
-        raise ValueError("the qrels have no query with a positive grade to train on")
-    return queries, relevant
-
-
-def train(
-    prepared: PreparedRuns, entry: MethodEntry, params: Mapping[str, Any], qrels: Qrels
-) -> dict[str, Any]:
-    """Train a supervised method on ``qrels``: its trained parameters (``probs``, …)."""
-    assert entry.train is not None
-    queries, relevant = training_queries(qrels)
-    empty = [EMPTY] * prepared.n_runs
-    per_query = [prepared.by_query.get(query_id, empty) for query_id in queries]
-    hits = [
-        [
-            [1 if doc in positives else 0 for doc in rankings[run]]
-            for rankings, positives in zip(per_query, relevant, strict=True)
-        ]
-        for run in range(prepared.n_runs)
-    ]
-    counts = [len(positives) for positives in relevant]
-    missing = [name for name in entry.train_params if name not in params]
-    if missing:
-        raise ValueError(f"fusion method {entry.name!r} needs {', '.join(missing)} to train")
-    options = {name: params[name] for name in entry.train_params}
-    return dict(entry.train(hits, counts, **options))
-
-
 def fuse_prepared(
     prepared: PreparedRuns,
     entry: MethodEntry,
@@ -331,6 +294,7 @@ def fuse(
     weights: Sequence[float] | None = None,
     params: Mapping[str, Any] | None = None,
     qrels: Qrels | None = None,
+    missing_queries: MissingQueries = "warn",
 ) -> FusedRun:
     """Fuse the runs of several systems into one scored run (hybrid search: BM25 + dense).
 
@@ -341,7 +305,10 @@ def fuse(
     ``mnz``, ``max``, ``min``, ``med``, ``anz``, ``gmnz``, ``wsum``, ``wmnz``, ``mixed`` and
     the supervised ``segfuse`` (``combsum``, ``combmnz``, … are aliases) — or a plugin's. The
     numbers are ranx's; ``docs/fusion.md`` lists where they differ and why. A query missing from
-    a run is an empty ranking there (ranx refuses such runs). Each query of the result iterates
+    a run is an empty ranking there (ranx refuses such runs), with one warning per run that
+    lacks some of the others' queries; a run that shares no query with the others is refused,
+    naming the likely cause (a prefix such as ``q1`` against ``1``, zero padding, letter case):
+    see ``missing_queries``. Each query of the result iterates
     in trec_eval's order (score descending, ties by doc id descending), so the fused run
     evaluates the same everywhere; it is ready for :func:`evaluate_run`, :func:`compare` and
     :func:`write_trec_run`.
@@ -358,7 +325,13 @@ def fuse(
         for ``rbc``, or a supervised method's trained ``probs``/``log_odds``/``map_scores``.
     :param qrels: judgements a supervised method trains on when ``params`` lacks what training
         gives (see :func:`optimize_fusion` to train on some queries and fuse others).
+    :param missing_queries: what a query some runs hold and another lacks does: ``"warn"``
+        (the default: fused from the runs that hold it, with one
+        :class:`MissingQueriesWarning` per run that lacks some), ``"zero"`` (the same, silently,
+        even for runs that share no query) or ``"error"`` (refused).
     :returns: ``{query_id: {doc_id: fused score}}``.
+    :raises MissingQueriesError: for a run that shares no query with the others (unless
+        ``missing_queries="zero"``), or lacks any of theirs under ``"error"``.
     :raises ValueError: for an unknown method or normalisation (listing the known ones), a
         weights count that is not the number of runs, a weight or score that is not finite
         (naming the run and query), an unknown or missing parameter, or scores asked of runs
@@ -373,6 +346,10 @@ def fuse(
     {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
     """
     entry, norm_entry = resolve(method, norm)
+    mode = check_missing_queries(missing_queries)
+    held = mapping_ids(runs)
+    if held is not None:
+        check_queries(held, mode)
     if qrels is None:
         compiled = _fuse_compiled(runs, entry, norm_entry, weights, params)
         if compiled is not None:
@@ -380,6 +357,8 @@ def fuse(
     prepared = prepare_runs(runs)
     if prepared.n_runs < 2:
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
+    if held is None:  # DataFrames: their ids are known once read
+        check_queries([prepared.held_by(i) for i in range(prepared.n_runs)], mode)
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
     merged = check_params(entry, params)

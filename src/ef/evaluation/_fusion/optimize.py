@@ -27,9 +27,8 @@ from ef.evaluation._fusion.api import (
     fuse_prepared,
     normalize,
     resolve,
-    train,
-    training_queries,
 )
+from ef.evaluation._fusion.training import train, training_queries
 from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
@@ -126,7 +125,10 @@ def _metric_scorer(metric: str) -> Any:
         k_values = (1,)
 
     def score(fused: FusedRun, qrels: Qrels) -> float:
-        report = evaluate_run(fused, qrels, k_values=k_values, metrics=(metric,))  # any notation
+        # A judged query no run holds scores 0, as in every configuration: no warning each time.
+        report = evaluate_run(
+            fused, qrels, k_values=k_values, metrics=(metric,), missing_queries="zero"
+        )  # any notation
         if metric not in report.metrics:
             raise ValueError(f"metric {metric!r} needs a cutoff, e.g. {name}@10")
         value: float = report.metrics[metric]

@@ -24,6 +24,7 @@ import attrs
 
 from ef.evaluation._report.reports import QueryFailure
 from ef.evaluation._scoring.measures.summary import Judging
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 
 if TYPE_CHECKING:
     from ef.evaluation._scoring.aggregate import Progress
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_SYNC_CONCURRENCY",
     "EvaluationOptions",
     "QueryOutcome",
+    "RunOptions",
     "RunnerOptions",
     "ScoringOptions",
     "error_type_name",
@@ -190,6 +192,32 @@ class ScoringOptions:
             for field in attrs.fields(type(self))
             if (key := field.metadata.get(_JOURNAL_KEY)) is not None
         }
+
+
+def _missing_queries(_: object, __: attrs.Attribute[Any], value: Any) -> None:
+    check_missing_queries(value)
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class RunOptions(ScoringOptions):
+    """What scoring a saved run takes besides :class:`ScoringOptions`
+    (:func:`~ef.evaluation.evaluate_run`'s keywords).
+
+    :param missing_queries: what a judged query the run lacks does: ``"warn"`` scores it 0 with
+        one warning for the run, ``"zero"`` scores it 0 silently, ``"error"`` refuses the run.
+        A run that holds no judged query at all is refused unless it is ``"zero"``. The report's
+        manifest records it beside the counts, under ``run``; a retriever is asked every judged
+        query, so :func:`~ef.evaluation.evaluate_retrieval` has no such option.
+
+    >>> RunOptions(missing_queries="skip")
+    Traceback (most recent call last):
+    ...
+    ValueError: missing_queries must be 'zero', 'warn' or 'error', got 'skip'
+    """
+
+    missing_queries: MissingQueries = attrs.field(
+        default="warn", validator=_missing_queries, metadata=role(recorded=False)
+    )
 
 
 def _json_value(value: Any) -> Any:

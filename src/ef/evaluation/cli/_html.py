@@ -60,7 +60,10 @@ def comparison_html(
         metrics = list(dict.fromkeys(name for name, _, _ in keys))
         cutoffs = sorted({int(k) for _, _, k in keys if k.isdigit()}) or [10]
         systems = {
-            name: evaluate_run(run, qrels, metrics=metrics, k_values=cutoffs)
+            # Checked by the comparison already: its warnings are not given twice.
+            name: evaluate_run(
+                run, qrels, metrics=metrics, k_values=cutoffs, missing_queries="zero"
+            )
             for name, run in runs.items()
         }
     reports = {name: value for name, value in systems.items() if not isinstance(value, Mapping)}
