@@ -25,7 +25,6 @@ __all__ = [
     "PreparedRuns",
     "Ranking",
     "check_queries",
-    "mapping_ids",
     "prepare_runs",
     "rank_order",
 ]
@@ -171,13 +170,3 @@ def check_queries(held: Sequence[Sequence[str]], missing_queries: MissingQueries
             consequence=f"they are fused from {where} alone",
             stacklevel=3,
         )
-
-
-def mapping_ids(runs: object) -> list[list[str]] | None:
-    """Each run's query ids when every run is a mapping (read off without preparing them)."""
-    if type(runs) not in (list, tuple):
-        return None
-    given: Sequence[object] = runs  # type: ignore[assignment]
-    if not all(isinstance(run, Mapping) for run in given):
-        return None
-    return [list(run) for run in given]  # type: ignore[call-overload]

@@ -25,7 +25,6 @@ from ef.evaluation._fusion._inputs import (
     PreparedRuns,
     Ranking,
     check_queries,
-    mapping_ids,
     prepare_runs,
     rank_order,
 )
@@ -347,21 +346,18 @@ def fuse(
     """
     entry, norm_entry = resolve(method, norm)
     mode = check_missing_queries(missing_queries)
-    held = mapping_ids(runs)
-    if held is not None:
-        check_queries(held, mode)
     if qrels is None:
         compiled = _fuse_compiled(runs, entry, norm_entry, weights, params)
-        if compiled is not None:
+        if compiled is not None:  # the kernel took plain dicts only, and checked them
+            check_queries([list(run) for run in runs], mode)
             return compiled
     prepared = prepare_runs(runs)
     if prepared.n_runs < 2:
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
-    if held is None:  # DataFrames: their ids are known once read
-        check_queries([prepared.held_by(i) for i in range(prepared.n_runs)], mode)
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
     merged = check_params(entry, params)
+    check_queries([prepared.held_by(i) for i in range(prepared.n_runs)], mode)
     untrained = [name for name in entry.trained if name not in merged]
     if entry.train is not None and untrained:
         if qrels is None:

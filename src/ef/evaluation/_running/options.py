@@ -194,29 +194,20 @@ class ScoringOptions:
         }
 
 
-def _missing_queries(_: object, __: attrs.Attribute[Any], value: Any) -> None:
-    check_missing_queries(value)
-
-
 @attrs.frozen(kw_only=True, slots=False)
 class RunOptions(ScoringOptions):
-    """What scoring a saved run takes besides :class:`ScoringOptions`
-    (:func:`~ef.evaluation.evaluate_run`'s keywords).
+    """:class:`ScoringOptions` and what scoring a saved run adds (``evaluate_run``'s keywords).
 
     :param missing_queries: what a judged query the run lacks does: ``"warn"`` scores it 0 with
-        one warning for the run, ``"zero"`` scores it 0 silently, ``"error"`` refuses the run.
-        A run that holds no judged query at all is refused unless it is ``"zero"``. The report's
-        manifest records it beside the counts, under ``run``; a retriever is asked every judged
-        query, so :func:`~ef.evaluation.evaluate_retrieval` has no such option.
-
-    >>> RunOptions(missing_queries="skip")
-    Traceback (most recent call last):
-    ...
-    ValueError: missing_queries must be 'zero', 'warn' or 'error', got 'skip'
+        one warning for the run, ``"zero"`` silently, ``"error"`` refuses the run (see
+        :mod:`~ef.evaluation._scoring.run_queries`). The manifest records it under ``run``; a
+        retriever is asked every judged query, so ``evaluate_retrieval`` has no such option.
     """
 
     missing_queries: MissingQueries = attrs.field(
-        default="warn", validator=_missing_queries, metadata=role(recorded=False)
+        default="warn",
+        validator=lambda _, __, value: check_missing_queries(value),
+        metadata=role(recorded=False),
     )
 
 
