@@ -4,7 +4,8 @@
 A mapping or DataFrame is scored query by query in qrels order; a TREC run file given by path
 streams (:mod:`ef.evaluation._running.streamed`); other run files are read whole first. Every
 form passes the one check of its query ids against the judged queries
-(:func:`~ef.evaluation._scoring.run_queries.check_run_queries`) before its report is made, and
+(:func:`~ef.evaluation._scoring.run_queries.check_run_queries`) once its entries are scored
+(a bad entry is named first) and before its report is made, and
 the report's manifest records the counts under ``run``.
 """
 
@@ -52,13 +53,6 @@ def score_run(
         run = read_run(run, format=run_format)
     run = as_run(run)
     plan = plan_queries(qrels, None, options)
-    coverage = check_run_queries(
-        plan.planned,
-        run,
-        missing_queries=options.missing_queries,
-        run=name or "the run",
-        stacklevel=stacklevel + 1,
-    )
     sheet = ScoreSheet(plan, parameters=options.recorded())
     add, add_scores = sheet.add_ranking, sheet.add_scores
     empty: list[str] = []
@@ -78,4 +72,12 @@ def score_run(
             )
         else:
             add(query_id, entry if isinstance(entry, Sequence) else list(entry))
+    # After the entries, so that a bad one is named before the run's queries are judged.
+    coverage = check_run_queries(
+        plan.planned,
+        run,
+        missing_queries=options.missing_queries,
+        run=name or "the run",
+        stacklevel=stacklevel + 1,
+    )
     return sheet.report({"run": {"queries": len(run), **coverage.as_manifest()}})

@@ -121,7 +121,7 @@ def check_run_queries(
     >>> check_run_queries(['1', '2'], {'q1': [], 'q2': []}, missing_queries='warn')
     Traceback (most recent call last):
     ...
-    ef.evaluation.MissingQueriesError: none of the 2 judged queries is in the run, \
+    ef.evaluation.MissingQueriesError: none of the judged queries (2) is in the run, \
 which has 2 queries (the qrels: '1', '2'; the run: 'q1', 'q2'); likely cause: a prefix ('q1' in \
 the run is '1' in the qrels)
     """
@@ -134,7 +134,7 @@ the run is '1' in the qrels)
         sizes = f"{len(present)} queries" if present else "no query at all"
         held = f"; {run}: {shown_ids(list(islice(present, _SHOWN)), len(present))}"
         raise MissingQueriesError(
-            f"none of the {len(judged)} {noun} is in {run}, which has {sizes} "
+            f"none of the {noun} ({len(judged)}) is in {run}, which has {sizes} "
             f"({qrels}: {shown_ids(judged)}{held if present else ''})"
             + _cause_note(judged, present, run, qrels, always=bool(present))
         )
