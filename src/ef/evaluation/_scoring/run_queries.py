@@ -131,7 +131,7 @@ the run is '1' in the qrels)
     if not missing or mode == "zero":
         return coverage
     if coverage.found == 0:
-        sizes = f"{len(present)} queries" if present else "no query at all"
+        sizes = "no query at all" if not present else _queries(len(present))
         held = f"; {run}: {shown_ids(list(islice(present, _SHOWN)), len(present))}"
         raise MissingQueriesError(
             f"none of the {noun} ({len(judged)}) is in {run}, which has {sizes} "
@@ -152,6 +152,10 @@ the run is '1' in the qrels)
         stacklevel=stacklevel + 1,
     )
     return coverage
+
+
+def _queries(count: int) -> str:
+    return "1 query" if count == 1 else f"{count} queries"
 
 
 def _cause_note(
