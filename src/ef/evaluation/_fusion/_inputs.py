@@ -162,7 +162,7 @@ def check_queries(held: Sequence[Sequence[str]], missing_queries: MissingQueries
         where = f"run {others[0] + 1}" if len(others) == 1 else "the other runs"
         check_run_queries(
             theirs,
-            set(own),
+            dict.fromkeys(own),  # in order, for the ids a message shows
             missing_queries=missing_queries,
             run=f"run {index + 1}",
             qrels=where,
