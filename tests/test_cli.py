@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ef.evaluation import (
+    MissingQueriesWarning,
     evaluate_rag,
     evaluate_retrieval,
     evaluate_run,
@@ -84,10 +85,11 @@ def ef_eval(
     )
 
 
-def ok(*args: object) -> str:
+def ok(*args: object, warning: str | None = None) -> str:
+    """Run a command that must succeed, with no word on stderr but ``warning`` if given."""
     result = ef_eval(*args)
     assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
+    assert result.stderr == ("" if warning is None else f"ef-eval: warning: {warning}\n")
     return result.stdout
 
 
@@ -140,7 +142,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     qrels, bm25 = random_qrels_and_run(rng, 12, 30)
     _, dense = random_qrels_and_run(rng, 12, 30)
     qrels["q-unjudged"] = {"d1": 0}  # skipped: no positive judgement
-    del dense["q3"]  # a judged query missing from a run scores 0
+    del dense["q3"]  # a judged query missing from a run scores 0, with a warning
     write_trec_qrels(root / "qrels.txt", qrels)
     write_trec_run(root / "bm25.run", bm25, tag="bm25")
     write_trec_run(root / "dense.run", dense, tag="dense")
@@ -151,15 +153,19 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     lines = [json.dumps(RAG_LINES[0]), "", *map(json.dumps, RAG_LINES[1:])]
     samples.write_text("\n".join(lines) + "\n")
     read = read_trec_qrels(root / "qrels.txt")
+    reports = {"bm25.run": evaluate_run(read_trec_run(root / "bm25.run"), read)}
+    with pytest.warns(MissingQueriesWarning, match="1 of 12 judged queries are not in the run"):
+        reports["dense.run"] = evaluate_run(read_trec_run(root / "dense.run"), read)
     return {
         "root": root,
         "qrels": root / "qrels.txt",
         "runs": [root / "bm25.run", root / "dense.run"],
         "samples": samples,
-        "reports": {
-            path.name: evaluate_run(read_trec_run(path), read)
-            for path in (root / "bm25.run", root / "dense.run")
-        },
+        "reports": reports,
+        # What the command says of dense.run, which lacks q3.
+        "dense_warning": (
+            f"1 of 12 judged queries are not in {root / 'dense.run'}; they score 0: 'q3'"
+        ),
     }
 
 
@@ -167,7 +173,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_run_json_is_each_reports_to_dict_keyed_by_file_name(data: dict[str, Any]) -> None:
-    output = json.loads(ok("run", data["qrels"], *data["runs"], "--format", "json"))
+    output = json.loads(
+        ok("run", data["qrels"], *data["runs"], "--format", "json", warning=data["dense_warning"])
+    )
     assert list(output) == ["bm25.run", "dense.run"]
     for name, report in data["reports"].items():
         assert output[name] == json.loads(report.to_json())
@@ -189,18 +197,33 @@ def test_run_csv_has_one_row_per_run_with_the_chosen_metrics_and_cutoffs(
             "map,ndcg",
             "--format",
             "csv",
+            warning=data["dense_warning"],
         )
     )
     assert rows[0] == ["run", "map@1", "map@3", "ndcg@1", "ndcg@3"]
     qrels = read_trec_qrels(data["qrels"])
     for row, path in zip(rows[1:], data["runs"], strict=True):
-        report = evaluate_run(read_trec_run(path), qrels, k_values=(1, 3), metrics=("map", "ndcg"))
+        report = evaluate_run(
+            read_trec_run(path),
+            qrels,
+            k_values=(1, 3),
+            metrics=("map", "ndcg"),
+            missing_queries="zero",
+        )
         assert row == [path.name, *(four(report.metrics[key]) for key in rows[0][1:])]
 
 
 def test_run_markdown_per_query_has_a_row_per_run_and_query(data: dict[str, Any]) -> None:
     rows = markdown_rows(
-        ok("run", data["qrels"], *data["runs"], "--format", "markdown", "--per-query")
+        ok(
+            "run",
+            data["qrels"],
+            *data["runs"],
+            "--format",
+            "markdown",
+            "--per-query",
+            warning=data["dense_warning"],
+        )
     )
     reports: dict[str, RetrievalEvalReport] = data["reports"]
     keys = list(reports["bm25.run"].metrics)
@@ -243,10 +266,19 @@ def test_output_writes_the_file_and_nothing_to_stdout(data: dict[str, Any], tmp_
 
 def test_reader_option_reads_the_qrels_of_a_beir_folder(data: dict[str, Any]) -> None:
     output = json.loads(
-        ok("run", data["root"] / "beir", data["runs"][1], "--reader", "beir", "--format", "json")
+        ok(
+            "run",
+            data["root"] / "beir",
+            data["runs"][1],
+            "--reader",
+            "beir",
+            "--format",
+            "json",
+            warning=data["dense_warning"],
+        )
     )
     _, _, qrels = read_beir(str(data["root"] / "beir"))
-    expected = evaluate_run(read_trec_run(data["runs"][1]), qrels)
+    expected = evaluate_run(read_trec_run(data["runs"][1]), qrels, missing_queries="zero")
     assert output["dense.run"]["metrics"] == expected.metrics
 
 
@@ -555,6 +587,10 @@ def test_a_wide_table_on_a_narrow_terminal_turns_so_no_number_is_lost(
     text = run_in_terminal(["run", data["qrels"], *data["runs"]], columns=80)
     assert ANSI.search(text)  # a terminal gets styles
     lines = ANSI.sub("", text).splitlines()
+    # stderr shares the terminal: the warning about dense.run's missing query is its own line.
+    warning = f"ef-eval: warning: {data['dense_warning']}"
+    assert lines.count(warning) == 1
+    lines.remove(warning)
     assert max(map(len, lines)) <= 80
     for key in data["reports"]["bm25.run"].metrics:
         (line,) = [line for line in lines if line.split()[:1] == [key]]

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ef.evaluation import MissingQueriesWarning
 from ef.evaluation._compare.compare import compare
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
 from ef.evaluation._compare.stats import adjust_p_values, paired_t_test, randomization_test
@@ -100,10 +101,15 @@ def test_runs_are_scored_against_qrels_and_a_missing_query_scores_zero():
         "dense": {"q1": ["d1"], "q2": ["d2", "d3"], "q3": ["d4"]},
     }
     metrics = ("ndcg@10", "map@100", "recall@1")
-    report = compare(runs, qrels, baseline="bm25", metrics=metrics, tests=("t-test",))
+    with pytest.warns(MissingQueriesWarning, match="1 of 3 judged queries are not in system 'bm"):
+        report = compare(runs, qrels, baseline="bm25", metrics=metrics, tests=("t-test",))
     for name, run in runs.items():
         expected = evaluate_run(
-            run, qrels, k_values=(1, 10, 100), metrics=("ndcg", "map", "recall")
+            run,
+            qrels,
+            k_values=(1, 10, 100),
+            metrics=("ndcg", "map", "recall"),
+            missing_queries="zero",
         )
         for metric in metrics:
             assert report.means[name][metric] == pytest.approx(expected.metrics[metric])

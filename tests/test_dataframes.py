@@ -20,6 +20,7 @@ import pyarrow
 import pytest
 
 from ef.evaluation import (
+    MissingQueriesWarning,
     RagEvalReport,
     compare,
     evaluate_rag,
@@ -50,7 +51,12 @@ QRELS = {
     "q3": {"d4": 1.0},
     "q5": {"d1": 1.0},
 }
-OPTIONS: dict[str, Any] = {"k_values": (1, 3, 10), "metrics": ("ndcg", "map", "recall", "P")}
+# q5 is judged but not in RUN (it scores 0), q4 in RUN but not judged: on purpose, no warning.
+OPTIONS: dict[str, Any] = {
+    "k_values": (1, 3, 10),
+    "metrics": ("ndcg", "map", "recall", "P"),
+    "missing_queries": "zero",
+}
 
 
 def run_columns(query: str = "query_id", doc: str = "doc_id", score: str = "score") -> dict:
@@ -113,7 +119,9 @@ def test_a_rank_column_without_scores_orders_each_query():
     frame = polars.DataFrame(
         {"qid": ["q1", "q1", "q2"], "docno": ["d3", "d2", "d9"], "rank": [2, 1, 1]}
     )
-    report = evaluate_run(frame, QRELS, k_values=(1,), metrics=("precision",))
+    report = evaluate_run(
+        frame, QRELS, k_values=(1,), metrics=("precision",), missing_queries="zero"
+    )
     assert report.per_query["q1"]["precision@1"] == 1.0  # d2, ranked 1, is relevant
 
 
@@ -227,13 +235,20 @@ def test_trec_writers_take_frames(library, tmp_path):
 def test_fuse_and_compare_take_frames(library):
     other = {"q1": {"d2": 1.0, "d3": 0.5}, "q2": {"d9": 3.0}}
     frame = LIBRARIES[library](run_columns())
-    assert fuse([frame, other], method="rrf") == fuse([RUN, other], method="rrf")
+    with pytest.warns(MissingQueriesWarning, match="2 of 4 queries of run 1 are not in run 2"):
+        fused_frame = fuse([frame, other], method="rrf")
+    assert fused_frame == fuse([RUN, other], method="rrf", missing_queries="zero")
     with pytest.raises(TypeError, match=r"run 2 is a pandas.Series; expected"):
         fuse([RUN, pandas.Series([1.0])], method="rrf")
-    metrics = ("ndcg@10",)
-    assert compare(
-        {"a": frame, "b": other}, QRELS, baseline="a", metrics=metrics, tests=("t-test",)
-    ) == compare({"a": RUN, "b": other}, QRELS, baseline="a", metrics=metrics, tests=("t-test",))
+    options: dict[str, Any] = {
+        "baseline": "a",
+        "metrics": ("ndcg@10",),
+        "tests": ("t-test",),
+        "missing_queries": "zero",
+    }
+    assert compare({"a": frame, "b": other}, QRELS, **options) == compare(
+        {"a": RUN, "b": other}, QRELS, **options
+    )
 
 
 # Reports out
@@ -271,7 +286,7 @@ def test_a_frame_round_trips_through_a_report(library, expected):
 
 
 def test_an_empty_report_keeps_its_columns_and_types():
-    empty = evaluate_run({}, QRELS, k_values=(1,), metrics=("ndcg",))
+    empty = evaluate_run({}, QRELS, k_values=(1,), metrics=("ndcg",), missing_queries="zero")
     table = empty.to_arrow()
     assert table.num_rows == len(empty.per_query)
     assert table.schema.names == ["query_id", "metric", "value"]
@@ -319,6 +334,7 @@ def test_a_comparison_report_has_a_row_per_comparison(library):
         metrics=("ndcg@10", "recall@10"),
         tests=("t-test", "bootstrap"),
         n_resamples=200,
+        missing_queries="zero",
     )
     frame = _native(report, library)
     assert frame.columns[:9] == [

@@ -70,6 +70,8 @@ ADDED_NAMES = {
     "QueryError",
     "QueryFailure",
     "MeasureInfo",
+    "MissingQueriesError",
+    "MissingQueriesWarning",
     "RagMetric",
     "RankingSummary",
     "Registry",

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ef.evaluation import (
+    MissingQueriesWarning,
     PluginWarning,
     compare,
     evaluate_run,
@@ -26,8 +27,10 @@ from ef.evaluation import (
 from ef.evaluation._fusion._order import in_trec_order, rank_by_score
 from ef.evaluation.testing import registered_plugin
 
-BM25 = {"q1": {"d1": 12.0, "d2": 9.5, "d3": 4.0}, "q2": {"d4": 3.0, "d5": 1.0}}
-DENSE = {"q1": {"d3": 0.91, "d1": 0.85}, "q3": {"d9": 0.5}}
+# Each holds every query, some with an empty ranking: the rankings of runs that lack queries
+# are pinned apart (test_a_query_missing_from_a_run_is_an_empty_ranking_there).
+BM25 = {"q1": {"d1": 12.0, "d2": 9.5, "d3": 4.0}, "q2": {"d4": 3.0, "d5": 1.0}, "q3": {}}
+DENSE = {"q1": {"d3": 0.91, "d1": 0.85}, "q2": {}, "q3": {"d9": 0.5}}
 
 
 def test_each_fused_query_iterates_in_trec_eval_order():
@@ -40,11 +43,19 @@ def test_each_fused_query_iterates_in_trec_eval_order():
 
 
 def test_a_query_missing_from_a_run_is_an_empty_ranking_there():
-    fused = fuse([BM25, DENSE], method="rrf")
+    bm25 = {q: scores for q, scores in BM25.items() if scores}
+    dense = {q: scores for q, scores in DENSE.items() if scores}
+    with pytest.warns(MissingQueriesWarning) as caught:
+        fused = fuse([bm25, dense], method="rrf")
+    assert [str(w.message) for w in caught] == [
+        "1 of 2 queries of run 2 are not in run 1; they are fused from run 2 alone: 'q3'",
+        "1 of 2 queries of run 1 are not in run 2; they are fused from run 1 alone: 'q2'",
+    ]
     assert list(fused) == ["q1", "q2", "q3"]
     assert fused["q2"] == {"d4": 1 / 61, "d5": 1 / 62}
     assert fused["q3"] == {"d9": 1 / 61}
-    empty_elsewhere = fuse([BM25, {"q2": {}}], method="rrf")
+    assert fuse([BM25, DENSE], method="rrf") == fused  # an empty ranking: the same, no warning
+    empty_elsewhere = fuse([bm25, {"q2": {}}], method="rrf", missing_queries="zero")
     assert empty_elsewhere["q2"] == fused["q2"]
 
 
@@ -149,8 +160,9 @@ def test_a_supervised_method_needs_qrels_or_its_trained_parameters():
 
 
 def test_ranked_lists_fuse_by_rank_but_never_stand_in_for_scores():
-    ranked = {"q1": ["d3", "d1"]}
-    assert fuse([BM25, ranked], method="rrf") == fuse([BM25, {"q1": {"d3": 2, "d1": 1}}])
+    ranked = {"q1": ["d3", "d1"], "q2": [], "q3": []}
+    scored = {"q1": {"d3": 2, "d1": 1}, "q2": {}, "q3": {}}
+    assert fuse([BM25, ranked], method="rrf") == fuse([BM25, scored])
     assert fuse([BM25, ranked], method="sum", norm="rank")["q1"]["d3"] == pytest.approx(1 + 1 / 3)
     with pytest.raises(ValueError, match="run 2 gives ranked doc ids without scores"):
         fuse([BM25, ranked], method="sum")

@@ -87,11 +87,13 @@ def without_numpy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _both(runs: list[Run], method: str, norm: str | None, weights, params) -> tuple[Run, Run]:
-    """The fused run by the numpy path, then by the pure-Python one."""
-    fused = fuse(runs, method=method, norm=norm, weights=weights, params=params)
+    """The fused run by the numpy path, then by the pure-Python one (a query missing from a
+    run on purpose: no warning)."""
+    options = {"weights": weights, "params": params, "missing_queries": "zero"}
+    fused = fuse(runs, method=method, norm=norm, **options)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_arrays, "numpy_or_none", lambda: None)
-        plain = fuse(runs, method=method, norm=norm, weights=weights, params=params)
+        plain = fuse(runs, method=method, norm=norm, **options)
     return fused, plain
 
 
@@ -128,7 +130,7 @@ def test_without_numpy_fusion_still_works(without_numpy):
     runs = _runs(7)
     entry, norm_entry = resolve("sum", "default")
     assert _arrays.array_kernel(entry, norm_entry, {}) is None
-    fused = fuse(runs, method="sum")
+    fused = fuse(runs, method="sum", missing_queries="zero")
     assert set(fused) == {f"q{q}" for q in range(25)}
 
 

@@ -12,6 +12,7 @@ from ef.evaluation import evaluate_retrieval, evaluate_retrieval_async, evaluate
 from ef.evaluation._running.options import (
     EvaluationOptions,
     RunnerOptions,
+    RunOptions,
     ScoringOptions,
     role,
 )
@@ -39,8 +40,11 @@ def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
 
 
 def test_evaluate_run_takes_exactly_the_scoring_options():
-    # Besides them, only how to read a run given as a file path: no scoring option of its own.
-    assert keywords(evaluate_run) == {**ScoringOptions.keywords(), "run_format": None}
+    # Besides them, only how to read a run given as a file path, and what a judged query the
+    # run lacks does (a retriever is asked every judged query: no such option there).
+    assert keywords(evaluate_run) == {**RunOptions.keywords(), "run_format": None}
+    assert RunOptions.keywords() == {**ScoringOptions.keywords(), "missing_queries": "warn"}
+    assert "missing_queries" not in EvaluationOptions.keywords()
 
 
 def test_the_options_join_scoring_and_running_each_declared_once():
@@ -91,7 +95,7 @@ def test_the_manifest_records_the_resolved_runner_options():
 
 
 def test_evaluate_run_records_only_what_scoring_decides():
-    report = evaluate_run({"q1": ["d1"]}, QRELS, k_values=(1,))
+    report = evaluate_run({"q1": ["d1"], "q2": ["d2"]}, QRELS, k_values=(1,))
     assert set(report.manifest["parameters"]) == {"k_values", "metrics", "ignore_identical_ids"}
 
 

@@ -288,9 +288,9 @@ def test_a_run_entry_that_is_no_ranking_is_refused_naming_the_query(entry):
 
 
 def test_a_run_entry_may_be_any_ordered_iterable():
-    expected = evaluate_run({"q1": ["x", "d1"]}, QRELS).per_query
-    assert evaluate_run({"q1": ("x", "d1")}, QRELS).per_query == expected
-    assert evaluate_run({"q1": iter(["x", "d1"])}, QRELS).per_query == expected
+    expected = evaluate_run({"q1": ["x", "d1"], "q2": []}, QRELS).per_query
+    assert evaluate_run({"q1": ("x", "d1"), "q2": ()}, QRELS).per_query == expected
+    assert evaluate_run({"q1": iter(["x", "d1"]), "q2": iter([])}, QRELS).per_query == expected
 
 
 def test_a_nan_score_in_a_run_names_the_query():

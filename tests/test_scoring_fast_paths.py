@@ -125,11 +125,11 @@ def test_known_judgements_follow_their_content_not_their_object():
 
 def test_known_judgements_never_stand_in_for_bad_ones():
     qrels = {"q1": {"d1": 1.0}, "q2": {"d1": 2.0}}
-    evaluate_run({"q1": ["d1"]}, qrels, k_values=(1,), metrics=("ndcg",))
+    evaluate_run({"q1": ["d1"], "q2": []}, qrels, k_values=(1,), metrics=("ndcg",))
     qrels["q2"]["d1"] = math.nan
     for _ in range(2):
         with pytest.raises(ValueError, match="grade of doc 'd1' for query 'q2' is nan"):
-            evaluate_run({"q1": ["d1"]}, qrels, k_values=(1,), metrics=("ndcg",))
+            evaluate_run({"q1": ["d1"], "q2": []}, qrels, k_values=(1,), metrics=("ndcg",))
 
 
 def test_known_judgements_stay_bounded():

@@ -120,8 +120,9 @@ def test_scored_runs_score_as_their_rankings(run, qrels):
     if not any(grade > 0 for judged in qrels.values() for grade in judged.values()):
         return
     ranked = {query_id: rank_by_score(scores) for query_id, scores in run.items()}
-    from_scores = evaluate_run(run, qrels, k_values=(1, 3, 10), metrics=metrics)
-    from_rankings = evaluate_run(ranked, qrels, k_values=(1, 3, 10), metrics=metrics)
+    options = {"k_values": (1, 3, 10), "metrics": metrics, "missing_queries": "zero"}
+    from_scores = evaluate_run(run, qrels, **options)
+    from_rankings = evaluate_run(ranked, qrels, **options)
     assert from_scores.per_query == from_rankings.per_query
     assert from_scores.metrics == from_rankings.metrics
 

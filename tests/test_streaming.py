@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from ef.evaluation import (
     DatasetFormatError,
+    MissingQueriesError,
+    MissingQueriesWarning,
     PluginWarning,
     RelevanceLevelWarning,
     evaluate_run,
@@ -54,6 +56,7 @@ options_sets = st.fixed_dictionaries(
         "relevance_level": st.sampled_from([1, 2]),
         "judged_only": st.booleans(),
         "ignore_identical_ids": st.booleans(),
+        "missing_queries": st.sampled_from(["zero", "warn", "error"]),
     },
 )
 
@@ -63,6 +66,9 @@ def _evaluate(run: Any, qrels: Any, **options: Any) -> Any:
         warnings.simplefilter("always", RelevanceLevelWarning)
         try:
             result = evaluate_run(run, qrels, k_values=(1, 3, 10), metrics=METRICS, **options)
+        except (MissingQueriesError, MissingQueriesWarning) as problem:
+            # Judged queries the run lacks: both paths must say so (each naming the run its way).
+            result = (type(problem).__name__, str(problem).replace(str(run), "the run"))
         except ValueError as error:  # no scorable query: both paths must say so
             result = str(error)
     return result, [str(warning.message) for warning in caught]
@@ -91,10 +97,15 @@ def test_the_means_are_summed_in_qrels_order_whatever_the_file_order(tmp_path):
     qrels = {f"q{i}": {f"d{j}": 1.0 for j in range(0, 20, 3)} for i in reversed(range(60))}
     path = tmp_path / "run.txt"
     write_trec_run(path, run)
-    streamed = evaluate_run(path, qrels, metrics=METRICS)
-    assert streamed == evaluate_run(run, qrels, metrics=METRICS)
+    streamed = evaluate_run(path, qrels, metrics=METRICS, missing_queries="zero")
+    assert streamed == evaluate_run(run, qrels, metrics=METRICS, missing_queries="zero")
     assert list(streamed.per_query) == [q for q in qrels if q in streamed.per_query]
-    assert streamed.manifest["run"] == {"queries": 50}
+    assert streamed.manifest["run"] == {
+        "queries": 50,
+        "judged_queries": 60,
+        "judged_queries_in_run": 50,
+        "missing_queries": "zero",
+    }
 
 
 def test_a_query_seen_again_after_another_is_refused_naming_both_lines(trec_run_parser, tmp_path):
@@ -245,9 +256,10 @@ def test_a_plugins_streaming_parser_is_used_with_the_same_numbers(no_installed_p
     write_trec_run(path, run)
     plugin = StreamingParser(_by_query)
     with registered_plugin(plugin):
-        assert evaluate_run(path, qrels, metrics=METRICS) == evaluate_run(
-            run, qrels, metrics=METRICS
-        )
+        with pytest.warns(MissingQueriesWarning, match="1 of 6 judged queries are not in"):
+            streamed = evaluate_run(path, qrels, metrics=METRICS)
+    with pytest.warns(MissingQueriesWarning, match="1 of 6 judged queries are not in the run"):
+        assert streamed == evaluate_run(run, qrels, metrics=METRICS)
     assert (plugin.streamed, plugin.calls) == (1, 0)
 
 

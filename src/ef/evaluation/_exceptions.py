@@ -28,6 +28,8 @@ __all__ = [
     "JournalCorruptError",
     "JournalMismatchError",
     "JsonProblem",
+    "MissingQueriesError",
+    "MissingQueriesWarning",
     "ParameterError",
     "PluginWarning",
     "QueryError",
@@ -112,6 +114,22 @@ class JsonProblem(EvaluationError, ValueError):
 class ParameterError(EvaluationError, ValueError):
     """A parameter of a measure or a fusion method outside its domain (or given twice); the
     message names the measure or method, the parameter and the values it takes."""
+
+
+# query ids
+
+
+class MissingQueriesError(EvaluationError, ValueError):
+    """The judged queries are not in the run: none of them, or any under
+    ``missing_queries="error"``.
+
+    The message names both sides with example ids and, where one is found, the likely cause (a
+    prefix such as ``q1`` against ``1``, zero padding, letter case). It is a
+    :class:`ValueError`, so code that caught the old refusals keeps working.
+
+    >>> issubclass(MissingQueriesError, ValueError)
+    True
+    """
 
 
 # journals
@@ -245,6 +263,14 @@ class BodyTooLarge(EvaluationError):
 
 class PluginWarning(EvaluationWarning):
     """A plugin was skipped or one of its registrations ignored; the message says which and why."""
+
+
+class MissingQueriesWarning(EvaluationWarning):
+    """Some judged queries are not in the run: they score 0 (``missing_queries="warn"``).
+
+    One warning per run, with the counts and the first ids missing; pass
+    ``missing_queries="zero"`` to score them 0 without it, or ``"error"`` to refuse the run.
+    """
 
 
 class IncompleteEvaluationWarning(EvaluationWarning):

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._exceptions import MissingQueriesError
 from ef.evaluation._io.frames import is_frame
 from ef.evaluation._plugins import check_keys, same_measure
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
-from ef.evaluation._running.evaluate import evaluate_run
+from ef.evaluation._running.options import RunOptions
+from ef.evaluation._running.run_scoring import score_run
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries, likely_cause
 from ef.evaluation._types import Qrels, Run
 
 __all__ = ["compare"]
@@ -77,7 +81,7 @@ def _per_query(
     system: object,
     qrels: Qrels | None,
     metrics: Sequence[str],
-    judging: Mapping[str, Any],
+    scoring: Mapping[str, Any],
 ) -> Mapping[str, Mapping[str, float | None]]:
     """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
     if isinstance(system, RagEvalReport):
@@ -100,8 +104,9 @@ def _per_query(
     if qrels is None:
         raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
     names, cutoffs = _metric_plan(metrics)
-    run: Run = system  # type: ignore[assignment]  # a DataFrame is read by evaluate_run
-    report = evaluate_run(run, qrels, k_values=cutoffs, metrics=names, **judging)
+    options = RunOptions(k_values=cutoffs, metrics=names, **scoring)
+    # Named as the system, and warned at the caller of compare().
+    report = score_run(system, qrels, options, name=f"system {name!r}", stacklevel=4)
     for key in metrics:
         if key not in report.metrics:
             # The keys the plan produced instead are its own doing: name the rule, not them.
@@ -117,12 +122,17 @@ def _paired_values(
     if not query_ids:
         raise ValueError("no query to compare: every system has empty per-query values")
     problems = []
+    holders = Counter(q for values in per_query.values() for q in values)
     for name, values in per_query.items():
         missing = [q for q in query_ids if q not in values]
         if missing:
-            problems.append(f"system {name!r} lacks {len(missing)} queries: {_shown(missing)}")
+            own = [q for q in values if holders[q] < len(per_query)]  # what the others lack
+            problems.append(
+                f"system {name!r} lacks {len(missing)} queries: {_shown(missing)}"
+                + _mismatch(missing, own, name)
+            )
     if problems:
-        raise ValueError(
+        raise MissingQueriesError(
             "systems are paired by query id, and every system must have every query; "
             + "; ".join(problems)
         )
@@ -144,6 +154,15 @@ def _paired_values(
                 None if (value := values[q][metric]) is None else float(value) for q in query_ids
             ]
     return len(query_ids), paired
+
+
+def _mismatch(missing: Sequence[str], held: Sequence[str], name: str) -> str:
+    """The likely cause when a system's own ids differ from the others' by a simple pattern."""
+    found = likely_cause(missing[:2000], held[:2000])
+    if found is None:
+        return ""
+    cause, (theirs, its) = found
+    return f" (likely cause: {cause}, {its!r} in system {name!r} is {theirs!r} elsewhere)"
 
 
 def _check_options(
@@ -192,14 +211,18 @@ def compare(
     confidence_level: float = 0.95,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    missing_queries: MissingQueries = "warn",
 ) -> ComparisonReport:
     """Compare systems with a baseline on per-query values, with paired significance tests.
 
     Each system is a :class:`RetrievalEvalReport` or a run (``{query_id: ranking}`` or
     ``{query_id: {doc_id: score}}``, scored against ``qrels`` with :func:`evaluate_run`; a
-    judged query missing from a run scores 0). Values are paired by query id, never by
-    position: every system must have every query, or a :class:`ValueError` names the missing
-    ones — a report with failed queries is refused rather than compared on fewer queries.
+    judged query missing from a run scores 0, with one warning per run, and a run holding no
+    judged query is refused, naming the likely cause: see ``missing_queries``). Values are
+    paired by query id, never by position: every system must have every query, or a
+    :class:`MissingQueriesError` names the missing ones (and the likely cause, when one
+    system's ids differ from the others' by a prefix, zero padding or letter case) — a report
+    with failed queries is refused rather than compared on fewer queries.
 
     RAG pipelines compare the same way: each system is then a :class:`RagEvalReport`, its
     samples paired by the report's ``sample_ids`` (from ``evaluate_rag(..., ids=...)``, or the
@@ -234,8 +257,13 @@ def compare(
     :param confidence_level: the coverage of the bootstrap interval.
     :param relevance_level: the smallest relevant grade when scoring runs (trec_eval ``-l``).
     :param judged_only: rank only judged documents when scoring runs (trec_eval ``-J``).
+    :param missing_queries: what a judged query a run lacks does, as in :func:`evaluate_run`:
+        ``"warn"`` (scored 0, one warning per run), ``"zero"`` (scored 0 silently) or
+        ``"error"``. Reports are never scored: they must hold the same queries.
+    :raises MissingQueriesError: for a run that holds no judged query (or lacks any, under
+        ``missing_queries="error"``), or systems that do not all have the same queries.
     :raises ValueError: for an unknown baseline, test, correction or metric, a run without
-        ``qrels``, or systems that do not all have the same queries and metrics.
+        ``qrels``, or systems that do not all have the same metrics.
     :raises TypeError: for a system that is neither a report nor a run, or a mix of RAG
         reports and retrieval systems.
     :raises ImportError: if scipy (the ``stats`` extra) is not installed.
@@ -257,8 +285,12 @@ def compare(
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
     _check_options(systems, baseline, metrics, tests, correction, alpha)
     names = [baseline, *(name for name in systems if name != baseline)]
-    judging = {"relevance_level": relevance_level, "judged_only": judged_only}
-    per_query = {name: _per_query(name, systems[name], qrels, metrics, judging) for name in names}
+    scoring = {
+        "relevance_level": relevance_level,
+        "judged_only": judged_only,
+        "missing_queries": check_missing_queries(missing_queries),
+    }
+    per_query = {name: _per_query(name, systems[name], qrels, metrics, scoring) for name in names}
     n_queries, paired = _paired_values(per_query, metrics)
 
     rows: list[PairedComparison] = []

@@ -17,9 +17,17 @@ from typing import Any
 
 from ef.evaluation._fusion._order import rank_by_score
 from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, describe_type, is_frame
+from ef.evaluation._scoring.run_queries import MissingQueries, check_run_queries
 from ef.evaluation._types import Run
 
-__all__ = ["EMPTY", "PreparedRuns", "Ranking", "prepare_runs", "rank_order"]
+__all__ = [
+    "EMPTY",
+    "PreparedRuns",
+    "Ranking",
+    "check_queries",
+    "prepare_runs",
+    "rank_order",
+]
 
 Ranking = dict[str, float]
 """One query of one run: ``{doc_id: score}``, iterated best first."""
@@ -45,6 +53,13 @@ class PreparedRuns:
     @property
     def n_runs(self) -> int:
         return len(self.scored)
+
+    def held_by(self, index: int) -> list[str]:
+        """The queries run ``index`` holds, as :func:`prepare_runs` found them (a query it
+        lacks has the shared :data:`EMPTY` there, an empty ranking of its own does not)."""
+        return [
+            query_id for query_id, rankings in self.by_query.items() if rankings[index] is not EMPTY
+        ]
 
     def subset(self, query_ids: Sequence[str]) -> PreparedRuns:
         """The same runs restricted to ``query_ids`` (a query none of them has is empty)."""
@@ -137,3 +152,30 @@ def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
                 rankings = by_query[query_id] = [EMPTY] * n_runs
             rankings[index] = ranking
     return PreparedRuns(by_query, scored)
+
+
+def check_queries(held: Sequence[Sequence[str]], missing_queries: MissingQueries) -> None:
+    """Check each run's query ids against the other runs': one that shares none with them is
+    refused, naming the likely cause (a prefix, zero padding, letter case); one that lacks some
+    of theirs is warned about (``missing_queries``, as for :func:`~ef.evaluation.evaluate_run`).
+
+    :param held: each run's query ids, in order.
+    :raises MissingQueriesError: for a run that holds none of the other runs' queries (unless
+        ``missing_queries="zero"``), or lacks any under ``"error"``.
+    """
+    if missing_queries == "zero" or len(held) < 2:
+        return
+    for index, own in enumerate(held):
+        others = [i for i in range(len(held)) if i != index]
+        theirs = list(dict.fromkeys(q for i in others for q in held[i]))
+        where = f"run {others[0] + 1}" if len(others) == 1 else "the other runs"
+        check_run_queries(
+            theirs,
+            dict.fromkeys(own),  # in order, for the ids a message shows
+            missing_queries=missing_queries,
+            run=f"run {index + 1}",
+            qrels=where,
+            noun=f"queries of {where}",
+            consequence=f"they are fused from {where} alone",
+            stacklevel=3,
+        )

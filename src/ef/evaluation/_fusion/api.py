@@ -20,11 +20,20 @@ from ef.evaluation._fusion._arrays import (
     trec_ordered,
 )
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
-from ef.evaluation._fusion._inputs import EMPTY, PreparedRuns, Ranking, prepare_runs, rank_order
+from ef.evaluation._fusion._inputs import (
+    EMPTY,
+    PreparedRuns,
+    Ranking,
+    check_queries,
+    prepare_runs,
+    rank_order,
+)
 from ef.evaluation._fusion._order import in_trec_order
 from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._fusion.norms import KEEPS_ORDER
+from ef.evaluation._fusion.training import train
 from ef.evaluation._plugins import registry
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
@@ -35,8 +44,6 @@ __all__ = [
     "normalize",
     "resolve",
     "tables",
-    "train",
-    "training_queries",
 ]
 
 FusedRun = dict[str, dict[str, float]]
@@ -127,51 +134,6 @@ def normalize(prepared: PreparedRuns, norm: NormEntry | None) -> PreparedRuns:
         for query_id, rankings in prepared.by_query.items()
     }
     return PreparedRuns(by_query, [True] * prepared.n_runs)
-
-
-def training_queries(qrels: Qrels) -> tuple[list[str], list[set[str]]]:
-    """The judged queries with a positive grade, in ``qrels`` order, and their relevant docs.
-
-    :raises ValueError: for a grade that is not a finite number, or if no query has one > 0.
-    """
-    queries: list[str] = []
-    relevant: list[set[str]] = []
-    for query_id, judged in qrels.items():
-        for doc, grade in judged.items():
-            if isinstance(grade, bool) or not isinstance(grade, int | float):
-                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
-            if not math.isfinite(grade):
-                raise ValueError(f"qrels: query {query_id!r}, doc {doc!r}: grade {grade!r}")
-        positives = {doc for doc, grade in judged.items() if grade > 0}
-        if positives:
-            queries.append(query_id)
-            relevant.append(positives)
-    if not queries:
-        raise ValueError("the qrels have no query with a positive grade to train on")
-    return queries, relevant
-
-
-def train(
-    prepared: PreparedRuns, entry: MethodEntry, params: Mapping[str, Any], qrels: Qrels
-) -> dict[str, Any]:
-    """Train a supervised method on ``qrels``: its trained parameters (``probs``, …)."""
-    assert entry.train is not None
-    queries, relevant = training_queries(qrels)
-    empty = [EMPTY] * prepared.n_runs
-    per_query = [prepared.by_query.get(query_id, empty) for query_id in queries]
-    hits = [
-        [
-            [1 if doc in positives else 0 for doc in rankings[run]]
-            for rankings, positives in zip(per_query, relevant, strict=True)
-        ]
-        for run in range(prepared.n_runs)
-    ]
-    counts = [len(positives) for positives in relevant]
-    missing = [name for name in entry.train_params if name not in params]
-    if missing:
-        raise ValueError(f"fusion method {entry.name!r} needs {', '.join(missing)} to train")
-    options = {name: params[name] for name in entry.train_params}
-    return dict(entry.train(hits, counts, **options))
 
 
 def fuse_prepared(
@@ -275,6 +237,7 @@ def fuse(
     weights: Sequence[float] | None = None,
     params: Mapping[str, Any] | None = None,
     qrels: Qrels | None = None,
+    missing_queries: MissingQueries = "warn",
 ) -> FusedRun:
     """Fuse the runs of several systems into one scored run (hybrid search: BM25 + dense).
 
@@ -285,7 +248,10 @@ def fuse(
     ``mnz``, ``max``, ``min``, ``med``, ``anz``, ``gmnz``, ``wsum``, ``wmnz``, ``mixed`` and
     the supervised ``segfuse`` (``combsum``, ``combmnz``, … are aliases) — or a plugin's. The
     numbers are ranx's; ``docs/fusion.md`` lists where they differ and why. A query missing from
-    a run is an empty ranking there (ranx refuses such runs). Each query of the result iterates
+    a run is an empty ranking there (ranx refuses such runs), with one warning per run that
+    lacks some of the others' queries; a run that shares no query with the others is refused,
+    naming the likely cause (a prefix such as ``q1`` against ``1``, zero padding, letter case):
+    see ``missing_queries``. Each query of the result iterates
     in trec_eval's order (score descending, ties by doc id descending), so the fused run
     evaluates the same everywhere; it is ready for :func:`evaluate_run`, :func:`compare` and
     :func:`write_trec_run`.
@@ -302,7 +268,13 @@ def fuse(
         for ``rbc``, or a supervised method's trained ``probs``/``log_odds``/``map_scores``.
     :param qrels: judgements a supervised method trains on when ``params`` lacks what training
         gives (see :func:`optimize_fusion` to train on some queries and fuse others).
+    :param missing_queries: what a query some runs hold and another lacks does: ``"warn"``
+        (the default: fused from the runs that hold it, with one
+        :class:`MissingQueriesWarning` per run that lacks some), ``"zero"`` (the same, silently,
+        even for runs that share no query) or ``"error"`` (refused).
     :returns: ``{query_id: {doc_id: fused score}}``.
+    :raises MissingQueriesError: for a run that shares no query with the others (unless
+        ``missing_queries="zero"``), or lacks any of theirs under ``"error"``.
     :raises ValueError: for an unknown method or normalisation (listing the known ones), a
         weights count that is not the number of runs, a weight or score that is not finite
         (naming the run and query), a ranked list naming one doc twice, an unknown or missing
@@ -320,15 +292,18 @@ def fuse(
     """
     entry, norm_entry = resolve(method, norm)
     merged = check_params(entry, params)  # before any work
+    mode = check_missing_queries(missing_queries)
     if qrels is None:
         compiled = _fuse_compiled(runs, entry, norm_entry, weights, merged)
-        if compiled is not None:
+        if compiled is not None:  # the kernel took plain dicts only, and checked them
+            check_queries([list(run) for run in runs], mode)
             return compiled
     prepared = prepare_runs(runs)
     if prepared.n_runs < 2:
         raise ValueError(f"fuse needs at least two runs, got {prepared.n_runs}")
     check_scored(prepared, entry, norm_entry)
     checked_weights = check_weights(entry, weights, prepared.n_runs)
+    check_queries([prepared.held_by(i) for i in range(prepared.n_runs)], mode)
     untrained = [name for name in entry.trained if name not in merged]
     if entry.train is not None and untrained:
         if qrels is None:

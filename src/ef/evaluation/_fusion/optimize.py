@@ -25,10 +25,9 @@ from ef.evaluation._fusion.api import (
     fuse_prepared,
     normalize,
     resolve,
-    train,
-    training_queries,
 )
 from ef.evaluation._fusion.checks import check_params, check_weights
+from ef.evaluation._fusion.training import train, training_queries
 from ef.evaluation._plugins import check_keys
 from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
@@ -121,7 +120,10 @@ def _metric_scorer(metric: str) -> Any:
     check_keys([metric])  # before any work
 
     def score(fused: FusedRun, qrels: Qrels) -> float:
-        report = evaluate_run(fused, qrels, k_values=(1,), metrics=(metric,))
+        # A judged query no run holds scores 0, as in every configuration: no warning each time.
+        report = evaluate_run(
+            fused, qrels, k_values=(1,), metrics=(metric,), missing_queries="zero"
+        )
         value: float = report.metrics[metric]
         return value
 

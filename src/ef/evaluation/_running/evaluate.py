@@ -6,27 +6,24 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
-from ef.evaluation._io.frames import as_qrels, as_run
-from ef.evaluation._io.runs import run_format as format_of
 from ef.evaluation._report.reports import RetrievalEvalReport
-from ef.evaluation._running.driver import RetrieverRun, plan_queries
+from ef.evaluation._running.driver import RetrieverRun
 from ef.evaluation._running.options import (
     DEFAULT_K_VALUES,
     DEFAULT_METRICS,
     EvaluationOptions,
-    ScoringOptions,
+    RunOptions,
 )
-from ef.evaluation._running.run_files import read_run
-from ef.evaluation._running.streamed import evaluate_run_file
-from ef.evaluation._scoring.aggregate import Progress, ScoreSheet
+from ef.evaluation._running.run_scoring import score_run
+from ef.evaluation._scoring.aggregate import Progress
+from ef.evaluation._scoring.run_queries import MissingQueries
 from ef.evaluation._types import Qrels, Queries, Run
 
 # The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with
@@ -289,6 +286,7 @@ def evaluate_run(
     relevance_level: int | None = None,
     judged_only: bool = False,
     run_format: str | None = None,
+    missing_queries: MissingQueries = "warn",
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -297,6 +295,14 @@ def evaluate_run(
     core and aggregation rule as :func:`evaluate_retrieval`: every query in ``qrels`` with a
     positive judgement is scored, and a judged query missing from the run scores 0; queries in
     the run but not in ``qrels`` are ignored, as trec_eval does.
+
+    The run's query ids are checked against the judged queries first (``missing_queries``): a
+    run that holds none of them is refused with a :class:`MissingQueriesError` naming both
+    sides' ids and the likely cause (a prefix such as ``q1`` against ``1``, zero padding
+    ``001`` against ``1``, letter case), since it would score 0.0 everywhere; a run that lacks
+    some of them gets one :class:`MissingQueriesWarning` with the counts and the first ids
+    ("120 of 300 judged queries are not in the run; they score 0: …"). The manifest records
+    the counts under ``run`` (``judged_queries``, ``judged_queries_in_run``).
 
     ``run`` and ``qrels`` may also be pandas or polars DataFrames or pyarrow Tables, one row per
     (query, doc) with columns found by name (``query_id``, ``doc_id``, ``score`` or ``rank``,
@@ -317,6 +323,10 @@ def evaluate_run(
     :param judged_only: rank only judged documents (trec_eval ``-J``).
     :param run_format: the format of a run file given by path (``trec``, ``json``, ``jsonl``,
         ``parquet``); ``None`` tells it from the file name.
+    :param missing_queries: what a judged query the run lacks does: ``"warn"`` (the default)
+        scores it 0 with one :class:`MissingQueriesWarning` for the run; ``"zero"`` scores it 0
+        silently, even when the run holds no judged query at all (trec_eval's ``-c``);
+        ``"error"`` refuses a run that lacks any.
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a run or qrels of another type (a Series, an array, a list of
@@ -325,6 +335,8 @@ def evaluate_run(
         is not a number, or a doc id in ``qrels`` that is not a string.
     :raises DatasetFormatError: for a bad line of a run file, or a TREC run file given by path
         that is not grouped by query (naming both lines of the query seen again).
+    :raises MissingQueriesError: if the run holds no judged query (unless
+        ``missing_queries="zero"``), or lacks any under ``missing_queries="error"``.
 
     >>> report = evaluate_run(
     ...     {'q1': {'d1': 0.9, 'd2': 0.4}, 'q2': ['d9', 'd3']},
@@ -332,31 +344,5 @@ def evaluate_run(
     >>> report.metrics['mrr@2']
     0.5
     """
-    options = ScoringOptions.from_keywords(locals())
-    qrels = as_qrels(qrels)
-    if isinstance(run, str | os.PathLike):
-        if format_of(run, run_format) == "trec":
-            return evaluate_run_file(run, qrels, options)
-        run = read_run(run, format=run_format)
-    run = as_run(run)
-    plan = plan_queries(qrels, None, options)
-    sheet = ScoreSheet(plan, parameters=options.recorded())
-    add, add_scores = sheet.add_ranking, sheet.add_scores
-    empty: list[str] = []
-    for query_id in plan.planned:
-        entry = run.get(query_id)
-        if entry is None:
-            add(query_id, empty, unique=True)
-        elif isinstance(entry, list):  # before the slower abstract Mapping check
-            add(query_id, entry)
-        elif isinstance(entry, Mapping):
-            add_scores(query_id, entry)
-        elif isinstance(entry, str | bytes | AbstractSet) or not isinstance(entry, Iterable):
-            # A string would score its characters; a set would rank in hash order.
-            raise TypeError(
-                f"the run's entry for query {query_id!r} is a {type(entry).__qualname__}; "
-                "expected a list of doc ids, best first, or a {doc_id: score} mapping"
-            )
-        else:
-            add(query_id, entry if isinstance(entry, Sequence) else list(entry))
-    return sheet.report({"run": {"queries": len(run)}})
+    options = RunOptions.from_keywords(locals())
+    return score_run(run, qrels, options, run_format=run_format)

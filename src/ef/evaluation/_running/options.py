@@ -24,6 +24,7 @@ import attrs
 
 from ef.evaluation._report.reports import QueryFailure
 from ef.evaluation._scoring.measures.summary import Judging
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 
 if TYPE_CHECKING:
     from ef.evaluation._scoring.aggregate import Progress
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_SYNC_CONCURRENCY",
     "EvaluationOptions",
     "QueryOutcome",
+    "RunOptions",
     "RunnerOptions",
     "ScoringOptions",
     "error_type_name",
@@ -190,6 +192,23 @@ class ScoringOptions:
             for field in attrs.fields(type(self))
             if (key := field.metadata.get(_JOURNAL_KEY)) is not None
         }
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class RunOptions(ScoringOptions):
+    """:class:`ScoringOptions` and what scoring a saved run adds (``evaluate_run``'s keywords).
+
+    :param missing_queries: what a judged query the run lacks does: ``"warn"`` scores it 0 with
+        one warning for the run, ``"zero"`` silently, ``"error"`` refuses the run (see
+        :mod:`~ef.evaluation._scoring.run_queries`). The manifest records it under ``run``; a
+        retriever is asked every judged query, so ``evaluate_retrieval`` has no such option.
+    """
+
+    missing_queries: MissingQueries = attrs.field(
+        default="warn",
+        validator=lambda _, __, value: check_missing_queries(value),
+        metadata=role(recorded=False),
+    )
 
 
 def _json_value(value: Any) -> Any:

@@ -16,47 +16,65 @@ from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import plan_queries
-from ef.evaluation._running.options import ScoringOptions
+from ef.evaluation._running.options import RunOptions
 from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.plan import QueryPlan
+from ef.evaluation._scoring.run_queries import check_run_queries
 from ef.evaluation._types import Qrels
 
 __all__ = ["evaluate_run_file"]
 
 
-def evaluate_run_file(path: PathArg, qrels: Qrels, options: ScoringOptions) -> RetrievalEvalReport:
+def evaluate_run_file(
+    path: PathArg, qrels: Qrels, options: RunOptions, *, name: str, stacklevel: int = 2
+) -> RetrievalEvalReport:
     """Score the grouped TREC run file ``path`` against ``qrels``, one query at a time.
 
     A pipe or FIFO is copied once to a temporary file first (error messages read the file
-    again); a regular file is read in place.
+    again); a regular file is read in place. The run's query ids are checked against the
+    judged queries once the file is read (only the ids are kept for that).
 
+    :param name: the run as messages name it.
+    :param stacklevel: a warning's, counted from the caller of this function.
     :raises DatasetFormatError: for a bad line, a doc listed twice for a query, or a query
         seen again after another one (each naming the file and both lines).
+    :raises MissingQueriesError: as
+        :func:`~ef.evaluation._scoring.run_queries.check_run_queries` does.
     """
     plan = plan_queries(qrels, None, options)
     with rereadable(path) as source:
         by_query = stream.streaming_form(HOST.trec_run_parser())
         if by_query is not None:
             try:
-                return _score(plan, options, stream.plugin_queries(source, by_query))
+                sheet, seen = _score(plan, options, stream.plugin_queries(source, by_query))
             except stream.StreamDeclined:
-                pass  # the built-in reader reads the file again and names the bad line
-        return _score(plan, options, stream.trec_queries(source))
+                by_query = None  # the built-in reader reads the file again and names the bad line
+        if by_query is None:
+            sheet, seen = _score(plan, options, stream.trec_queries(source))
+    coverage = check_run_queries(
+        plan.planned,
+        seen,
+        missing_queries=options.missing_queries,
+        run=name,
+        stacklevel=stacklevel + 1,
+    )
+    return sheet.report({"run": {"queries": len(seen), **coverage.as_manifest()}})
 
 
 def _score(
-    plan: QueryPlan, options: ScoringOptions, queries: Iterable[stream.QueryScores]
-) -> RetrievalEvalReport:
+    plan: QueryPlan, options: RunOptions, queries: Iterable[stream.QueryScores]
+) -> tuple[ScoreSheet, dict[str, None]]:
+    """The score sheet of every planned query, and the run's query ids in file order."""
     sheet = ScoreSheet(plan, parameters=options.recorded())
     planned = set(plan.planned)
     add_scores = sheet.add_scores
-    count = 0
+    seen: dict[str, None] = {}
     for query_id, scores in queries:
-        count += 1
+        seen[query_id] = None
         if query_id in planned:
             add_scores(query_id, scores)
     empty: list[str] = []
     for query_id in plan.planned:
         if query_id not in sheet.per_query:
             sheet.add_ranking(query_id, empty, unique=True)
-    return sheet.report({"run": {"queries": count}})
+    return sheet, seen

@@ -15,6 +15,7 @@ __all__ = [
     "RUN_FORMATS",
     "add_html_option",
     "add_judging_options",
+    "add_missing_queries_option",
     "add_run_format_option",
     "count",
     "html_path",
@@ -171,6 +172,21 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_missing_queries_option(parser: argparse.ArgumentParser, lacking: str) -> None:
+    """Add ``--missing-queries``: what a judged query a run lacks does (``missing_queries=``).
+
+    :param lacking: what lacks the queries, and what becomes of them, for the help text.
+    """
+    parser.add_argument(
+        "--missing-queries",
+        choices=("zero", "warn", "error"),
+        metavar="RULE",
+        help=f"what {lacking}: warn (the default: one warning per run), zero (silently, even "
+        "when a run shares no query id at all) or error (refuse the run); a run that shares no "
+        "query id is refused unless zero",
+    )
+
+
 RUN_FORMATS = ("trec", "json", "jsonl", "parquet")
 """The run file formats :func:`ef.evaluation.read_run` reads, as ``--run-format`` names them."""
 
@@ -198,6 +214,7 @@ _KEYWORDS = {
     "on_error": "on_error",
     "relevance_level": "relevance_level",
     "judged_only": "judged_only",
+    "missing_queries": "missing_queries",
 }
 
 

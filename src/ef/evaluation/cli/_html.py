@@ -64,7 +64,14 @@ def comparison_html(
         # cutoffs given here add no key.
         runs = systems
         systems = {
-            name: evaluate_run(run, qrels, metrics=list(comparison.metrics), k_values=(1,))
+            # Checked by the comparison already: its warnings are not given twice.
+            name: evaluate_run(
+                run,
+                qrels,
+                metrics=list(comparison.metrics),
+                k_values=(1,),
+                missing_queries="zero",
+            )
             for name, run in runs.items()
         }
     reports = {name: value for name, value in systems.items() if not isinstance(value, Mapping)}

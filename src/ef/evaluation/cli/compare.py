@@ -29,7 +29,11 @@ from ef.evaluation import (
     read_run,
     registry,
 )
-from ef.evaluation.cli._arguments import add_html_option, add_run_format_option
+from ef.evaluation.cli._arguments import (
+    add_html_option,
+    add_missing_queries_option,
+    add_run_format_option,
+)
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -59,7 +63,8 @@ DESCRIPTION = """\
 Compare systems with a baseline on per-query values, paired by query id, with paired
 significance tests, a multiple-testing correction, effect sizes and wins/ties/losses. Either
 score TREC run files against qrels (QRELS RUN [RUN ...]; a judged query missing from a run
-scores 0), or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
+scores 0, with a warning, and a run holding no judged query is refused: see --missing-queries),
+or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
 json' or a report's to_json()). Systems are named after their files (reports: without
 '.json'); --baseline takes a name or a path as given.
 """
@@ -90,6 +95,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--baseline", required=True, metavar="NAME", help="the baseline system")
     add_judging_options(parser)
+    add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
     add_run_format_option(parser)
     parser.add_argument(
         "--metrics",
@@ -338,6 +344,7 @@ def handle(args: argparse.Namespace) -> int:
         confidence_level=args.confidence,
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
+        **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:
         comparison_html(args.html, report, systems, qrels=qrels)

@@ -26,7 +26,7 @@ from ef.evaluation import (
     read_trec_qrels,
     write_run,
 )
-from ef.evaluation.cli._arguments import add_run_format_option
+from ef.evaluation.cli._arguments import add_missing_queries_option, add_run_format_option
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     FORMATS,
@@ -47,7 +47,9 @@ DESCRIPTION = """\
 Fuse TREC run files ('qid Q0 docid rank score tag') into one run, e.g. BM25 and dense for
 hybrid search. Methods and normalisations are ranx's (rrf, wsum, mnz, ..., 'ef-eval plugins'
 lists them all); the default normalisation is min-max for score-based methods and none for
-rank-based ones. A query missing from a run counts as an empty ranking there.
+rank-based ones. A query missing from a run counts as an empty ranking there, with one warning
+per run that lacks some; a run that shares no query id with the others is refused, naming the
+likely cause (a prefix such as q1 against 1, zero padding, letter case): see --missing-queries.
 """
 
 
@@ -110,6 +112,9 @@ def add_parser(subparsers: Subparsers) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="a method parameter, e.g. k=60 for rrf, phi=0.8 for rbc (repeatable)",
+    )
+    add_missing_queries_option(
+        parser, "a query missing from a run that others hold does: it is fused from the others"
     )
     parser.add_argument(
         "-o",
@@ -223,6 +228,7 @@ def handle(args: argparse.Namespace) -> int:
             weights=args.weights,
             params=params,
             qrels=qrels,
+            **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
         )
     if fused is not None:
         write_run(args.output, fused, format=args.run_format, tag=args.tag)

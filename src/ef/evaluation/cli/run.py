@@ -15,13 +15,25 @@ whose qrels are used). Any of them may be a pipe (``<(zcat qrels.gz)``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ef.evaluation import evaluate_run, read_run, registry
-from ef.evaluation.cli._arguments import add_html_option, add_run_format_option
+from ef.evaluation import (
+    MissingQueriesError,
+    MissingQueriesWarning,
+    evaluate_run,
+    read_run,
+    registry,
+)
+from ef.evaluation.cli._arguments import (
+    add_html_option,
+    add_missing_queries_option,
+    add_run_format_option,
+)
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -47,8 +59,10 @@ DESCRIPTION = """\
 Score run files against relevance judgements: TREC runs ('qid Q0 docid rank score tag',
 grouped by query, scored one query at a time), ranx's JSON, JSON Lines or Parquet (by file name
 or --run-format). Each run is ordered as trec_eval orders it (score descending, ties by doc id
-descending); a judged query missing from a run scores 0. One row per run, named after its file;
---per-query shows each query.
+descending). A judged query missing from a run scores 0, with one warning per run; a run that
+holds no judged query is refused, naming the likely cause (a prefix such as q1 against 1, zero
+padding, letter case); --missing-queries changes the rule. One row per run, named after its
+file; --per-query shows each query.
 """
 
 
@@ -73,6 +87,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
     )
     add_metric_options(parser, evaluate_run, cutoffs=True)
+    add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
     add_output_options(parser)
     add_html_option(parser, "several runs: compared with the first")
     parser.set_defaults(handler=handle)
@@ -97,6 +112,23 @@ def run_names(paths: Sequence[str]) -> list[str]:
     return [os.fspath(path) for path in paths]
 
 
+@contextlib.contextmanager
+def about_run(path: str) -> Iterator[None]:
+    """Name ``path`` in what the library says of a run it was handed read (as "the run")."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", MissingQueriesWarning)
+            yield
+    except MissingQueriesError as error:
+        error.add_note(f"the run is {path}")
+        raise
+    finally:
+        for warning in caught:  # given again once the recording has stopped
+            named = issubclass(warning.category, MissingQueriesWarning)
+            message = f"{path}: {warning.message}" if named else warning.message
+            warnings.warn_explicit(message, warning.category, warning.filename, warning.lineno)
+
+
 def handle(args: argparse.Namespace) -> int:
     """Score every run file and print one row per run (or per run and query)."""
     check_names(args.metrics, registry().metrics, "metric")
@@ -109,7 +141,10 @@ def handle(args: argparse.Namespace) -> int:
         # The page draws the rankings, so each run is read once and kept (a pipe cannot be
         # read twice); without a page, a TREC file streams query by query.
         read = {name: read_run(path, format=args.run_format) for name, path in paths.items()}
-        reports = {name: evaluate_run(run, qrels, **options) for name, run in read.items()}
+        reports = {}
+        for name, run in read.items():
+            with about_run(paths[name]):
+                reports[name] = evaluate_run(run, qrels, **options)
     else:
         reports = {
             name: evaluate_run(path, qrels, run_format=args.run_format, **options)

@@ -1,0 +1,83 @@
+"""Scoring a saved run, whatever its form: :func:`score_run`, behind
+:func:`~ef.evaluation.evaluate_run` and each run :func:`~ef.evaluation.compare` scores.
+
+A mapping or DataFrame is scored query by query in qrels order; a TREC run file given by path
+streams (:mod:`ef.evaluation._running.streamed`); other run files are read whole first. Every
+form passes the one check of its query ids against the judged queries
+(:func:`~ef.evaluation._scoring.run_queries.check_run_queries`) once its entries are scored
+(a bad entry is named first) and before its report is made, and
+the report's manifest records the counts under ``run``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from ef.evaluation._io.frames import as_qrels, as_run
+from ef.evaluation._io.runs import run_format as format_of
+from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.driver import plan_queries
+from ef.evaluation._running.options import RunOptions
+from ef.evaluation._running.run_files import read_run
+from ef.evaluation._running.streamed import evaluate_run_file
+from ef.evaluation._scoring.aggregate import ScoreSheet
+from ef.evaluation._scoring.run_queries import check_run_queries
+from ef.evaluation._types import Qrels
+
+__all__ = ["score_run"]
+
+
+def score_run(
+    run: Any,
+    qrels: Qrels | Any,
+    options: RunOptions,
+    *,
+    run_format: str | None = None,
+    name: str | None = None,
+    stacklevel: int = 2,
+) -> RetrievalEvalReport:
+    """The report of ``run`` (a mapping, a DataFrame or a run file's path) against ``qrels``.
+
+    :param name: the run as messages name it; ``None`` is ``"the run"``, or the file's path.
+    :param stacklevel: a warning's, counted from the caller of this function.
+    """
+    qrels = as_qrels(qrels)
+    if isinstance(run, str | os.PathLike):
+        path = os.fspath(run)
+        name = name or path
+        if format_of(run, run_format) == "trec":
+            return evaluate_run_file(run, qrels, options, name=name, stacklevel=stacklevel + 1)
+        run = read_run(run, format=run_format)
+    run = as_run(run)
+    plan = plan_queries(qrels, None, options)
+    sheet = ScoreSheet(plan, parameters=options.recorded())
+    add, add_scores = sheet.add_ranking, sheet.add_scores
+    empty: list[str] = []
+    for query_id in plan.planned:
+        entry = run.get(query_id)
+        if entry is None:
+            add(query_id, empty, unique=True)
+        elif isinstance(entry, list):  # before the slower abstract Mapping check
+            add(query_id, entry)
+        elif isinstance(entry, Mapping):
+            add_scores(query_id, entry)
+        elif isinstance(entry, str | bytes | AbstractSet) or not isinstance(entry, Iterable):
+            # A string would score its characters; a set would rank in hash order.
+            raise TypeError(
+                f"the run's entry for query {query_id!r} is a {type(entry).__qualname__}; "
+                "expected a list of doc ids, best first, or a {doc_id: score} mapping"
+            )
+        else:
+            add(query_id, entry if isinstance(entry, Sequence) else list(entry))
+    # After the entries, so that a bad one is named before the run's queries are judged.
+    coverage = check_run_queries(
+        plan.planned,
+        run,
+        missing_queries=options.missing_queries,
+        run=name or "the run",
+        stacklevel=stacklevel + 1,
+    )
+    return sheet.report({"run": {"queries": len(run), **coverage.as_manifest()}})
