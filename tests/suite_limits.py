@@ -15,6 +15,12 @@ Three layers, each far above the one before it, so the innermost that can end a 
    returns). pytest-xdist reports the test the worker was running as failed and starts a new
    worker (``--max-worker-restart``).
 
+A worker that dies is replaced, and with ``--dist loadfile`` pytest-xdist 3.8's scheduler could
+then wait forever (pytest-xdist issues 784, 1323 and 1327) and ran the test that killed the
+worker again: :func:`pytest_xdist_make_scheduler` gives it a scheduler that requeues only the
+dead worker's unfinished tests, never the one it died on, and tells a worker holding its last
+test that no more will come.
+
 And the run as a whole: the process pytest was started as interrupts itself after
 ``EF_EVALUATION_SUITE_TIMEOUT`` seconds (:data:`DEFAULT_SUITE_TIMEOUT` when unset, ``0`` for
 none), which ends the run the way Ctrl-C does, with its summary; if that does not end it within
@@ -197,3 +203,38 @@ def pytest_configure(config: pytest.Config) -> None:
     threading.Thread(
         target=_end_run_after, args=(seconds,), name="ef-suite-limit", daemon=True
     ).start()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``'s scheduler, safe when a worker dies (see the module)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class RestartSafeLoadFileScheduling(LoadFileScheduling):
+        def remove_node(self, node: Any) -> str | None:
+            workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
+            pending = [
+                nodeid for unit in workload.values() for nodeid, done in unit.items() if not done
+            ]
+            if not pending:
+                return None
+            crashed = pending[0]  # reported failed by pytest-xdist: never run again
+            for scope, unit in workload.items():
+                left = {nodeid: False for nodeid, done in unit.items() if not done}
+                left.pop(crashed, None)
+                if left:  # a unit with nothing left would give a worker no test to run
+                    self.workqueue[scope] = left
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashed
+
+        def _assign_work_unit(self, node: Any) -> None:
+            super()._assign_work_unit(node)
+            # A worker starts a test once it holds the next one or its shutdown: with the queue
+            # empty, a worker given a single test would wait for either forever.
+            if not self.workqueue and not node.shutting_down:
+                node.shutdown()
+
+    return RestartSafeLoadFileScheduling(config, log)

@@ -57,13 +57,15 @@ def test_after():
 
 def inner_run(
     folder: Path,
-    test_source: str,
+    test_source: str | dict[str, str],
     *options: str,
     env: dict[str, str] | None = None,
     timeout: int = 3,
 ) -> subprocess.CompletedProcess[str]:
     (folder / "conftest.py").write_text(CONFTEST)
-    (folder / "test_inner.py").write_text(test_source)
+    sources = {"test_inner.py": test_source} if isinstance(test_source, str) else test_source
+    for name, source in sources.items():
+        (folder / name).write_text(source)
     (folder / "pytest.ini").write_text(
         f"[pytest]\ntimeout = {timeout}\ntimeout_method = signal\nbackstop_slack = 2\n"
         "loop_share = 0.5\nfilterwarnings = error\n"
@@ -200,3 +202,50 @@ def test_a_suite_limit_that_is_not_a_number_is_refused(tmp_path: Path) -> None:
     )
     assert result.returncode == 4
     assert "EF_EVALUATION_SUITE_TIMEOUT='an hour': expected a number of seconds" in (result.stderr)
+
+
+KILLS_ITS_WORKER = """
+import os
+import signal
+
+
+def test_kills_its_worker():
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_workers_killed_under_loadfile_are_replaced_and_the_run_ends(tmp_path: Path) -> None:
+    files = {
+        "test_1_kill.py": "def test_before():\n    pass\n"
+        + KILLS_ITS_WORKER
+        + "\n\ndef test_after():\n    pass\n",
+        "test_2_no_kill.py": "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n",
+        "test_3_kill.py": KILLS_ITS_WORKER,
+    }
+    # pytest-xdist 3.8's own loadfile scheduler waits forever here (its issue 784); the run's
+    # limit would end the inner run at 90 s with KeyboardInterrupt if the fix did not hold.
+    result = inner_run(
+        tmp_path,
+        files,
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "--max-worker-restart=4",
+        env={"EF_EVALUATION_SUITE_TIMEOUT": "90"},
+    )
+    output = result.stdout + result.stderr
+    assert "KeyboardInterrupt" not in output
+    assert result.returncode == 1, output
+    found = outcomes(result.stdout)
+    assert found == {
+        "test_before": "PASSED",
+        "test_kills_its_worker": "FAILED",
+        "test_after": "PASSED",
+        "test_one": "PASSED",
+        "test_two": "PASSED",
+    }, output
+    # Each test ran once: the one that killed its worker was reported, not run again.
+    assert "2 failed, 4 passed" in result.stdout, output
+    assert output.count("crashed while running") == 2, output
