@@ -205,7 +205,7 @@ def pytest_configure(config: pytest.Config) -> None:
     ).start()
 
 
-@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown without it
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # a hook of pytest-xdist's: unknown without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile``'s scheduler, safe when a worker dies (see the module)."""
     if config.getvalue("dist") != "loadfile":
