@@ -3,6 +3,10 @@
 Ray reads its environment when it is imported: usage statistics stay off, and
 ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` keeps ``ray.init`` from turning the loopback address
 it is given into the machine's network address (tests may only use loopback).
+``RAY_worker_niceness=0``: Ray starts its workers at niceness 15, so on a machine busy with
+other work its actors got almost no CPU (a replica importing sentence-transformers for minutes)
+and a test waiting on them outlived every limit; at the tests' own priority they share the
+machine like the tests do.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import pytest
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+os.environ.setdefault("RAY_worker_niceness", "0")
 
 NODE = {
     "node_ip_address": "127.0.0.1",
