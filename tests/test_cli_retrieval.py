@@ -17,6 +17,7 @@ from rich.console import Console
 
 from ef.evaluation import (
     IncompleteEvaluationWarning,
+    MissingQueriesWarning,
     Progress,
     evaluate_retrieval,
     evaluate_run,
@@ -90,7 +91,9 @@ def test_save_run_writes_the_evaluated_rankings(
     )
     assert code == 0
     report = json.loads(out)
-    rescored = evaluate_run(read_trec_run(run_file), QRELS)
+    # BM25 finds nothing for q3: the file has no line for it, and scoring it again says so.
+    with pytest.warns(MissingQueriesWarning, match="1 of 3 judged queries are not in the run"):
+        rescored = evaluate_run(read_trec_run(run_file), QRELS)
     assert rescored.metrics == pytest.approx(report["metrics"])
     assert all(line.split()[5] == "bm25" for line in run_file.read_text().splitlines())
 
@@ -104,9 +107,9 @@ def test_a_journal_resumes_and_feeds_the_run_file(
     second = json.loads(run(capsys, *argv, "--save-run", str(tmp_path / "run.txt"))[1])
     assert journal.is_file()
     assert second["metrics"] == first["metrics"]
-    assert evaluate_run(read_trec_run(tmp_path / "run.txt"), QRELS).metrics == pytest.approx(
-        first["metrics"]
-    )
+    with pytest.warns(MissingQueriesWarning, match="1 of 3 judged queries are not in the run"):
+        rescored = evaluate_run(read_trec_run(tmp_path / "run.txt"), QRELS)
+    assert rescored.metrics == pytest.approx(first["metrics"])
 
 
 # module:attr
