@@ -174,7 +174,7 @@ def test_only_judged_queries_count_and_unjudged_ones_in_the_run_are_ignored():
 
 
 def test_a_bad_entry_is_named_before_the_runs_queries_are_judged():
-    with pytest.raises(TypeError, match="the run's entry for query '1' is a int"):
+    with pytest.raises(TypeError, match="run, query '1': the entry is a int"):
         evaluate_run({"1": 5}, QRELS)
 
 

@@ -180,7 +180,11 @@ def test_the_kernel_fuses_generated_runs_to_the_pure_python_bits(seed: int) -> N
 def test_generated_runs_take_the_kernel_and_fail_as_python_does_on_overflow() -> None:
     # Across the seeds, both outcomes occur: fused runs and the overflow error.
     generated = [_runs(seed) for seed in range(8)]
-    outcomes = [outcome(lambda r=runs: fuse(r, method="sum", norm=None)) for runs in generated]
+    # The generated runs lack some of each other's queries on purpose.
+    outcomes = [
+        outcome(lambda r=runs: fuse(r, method="sum", norm=None, missing_queries="zero"))
+        for runs in generated
+    ]
     assert any(isinstance(o, list) for o in outcomes)
     assert any(isinstance(o, tuple) and "fused scores must be finite" in o[1] for o in outcomes)
 
@@ -275,7 +279,7 @@ def test_signed_zeros_keep_their_sign() -> None:
 
 def test_queries_come_in_order_of_first_appearance_and_missing_ones_are_empty() -> None:
     runs = [{"q2": {"a": 1.0}, "q0": {}}, {"q1": {"a": 2.0}, "q2": {"b": 1.0}}, {"q3": {}}]
-    fused = fuse(runs, method="rrf")
+    fused = fuse(runs, method="rrf", missing_queries="zero")
     assert list(fused) == ["q2", "q0", "q1", "q3"]
     assert fused["q0"] == {} and fused["q3"] == {}
     assert fused["q1"] == {"a": 1 / 61}
@@ -290,7 +294,12 @@ def test_fuse_uses_the_kernel_when_the_plugin_is_installed() -> None:
     for method, norm, weights, params in CASES:
         with counted() as seen:
             fuse(
-                runs, method=method, norm=norm, weights=_weights(weights, len(runs)), params=params
+                runs,
+                method=method,
+                norm=norm,
+                weights=_weights(weights, len(runs)),
+                params=params,
+                missing_queries="zero",  # the generated runs lack some queries on purpose
             )
         assert seen == [True], (method, norm)
     # Methods and normalisations it does not cover never reach it.
