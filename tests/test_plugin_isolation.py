@@ -100,6 +100,26 @@ def ef_eval(
     )
 
 
+def score_one_run(python: Path, folder: Path, **options: str) -> subprocess.CompletedProcess[str]:
+    """``ef-eval run`` with the printing plugin's metric and nDCG at 2, JSON out, on a run of
+    one query written to ``folder`` (``options``: as :func:`ef_eval` takes them)."""
+    (folder / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
+    (folder / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d3 2 1.0 a\n", encoding="utf-8")
+    return ef_eval(
+        python,
+        "run",
+        folder / "qrels.txt",
+        folder / "a.run",
+        "--k",
+        "2",
+        "--metrics",
+        "printed_judged,ndcg",
+        "--format",
+        "json",
+        **options,
+    )
+
+
 @pytest.fixture(scope="module")
 def probed(venv_python: Path) -> dict[str, Any]:
     output = run(
@@ -161,20 +181,7 @@ def test_what_plugins_print_goes_to_standard_error(listed):
 
 
 def test_json_output_of_a_scoring_command_parses_with_a_printing_plugin(venv_python, tmp_path):
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
-    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d3 2 1.0 a\n", encoding="utf-8")
-    done = ef_eval(
-        venv_python,
-        "run",
-        tmp_path / "qrels.txt",
-        tmp_path / "a.run",
-        "--k",
-        "2",
-        "--metrics",
-        "printed_judged,ndcg",
-        "--format",
-        "json",
-    )
+    done = score_one_run(venv_python, tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["a.run"]["metrics"] == {"printed_judged@2": 0.5, "ndcg@2": 1.0}
     assert "print_at_import: importing" in done.stderr
@@ -256,19 +263,9 @@ def test_ctrl_c_while_a_plugin_imports_is_not_a_plugin_failure(venv_python):
 
 
 def test_a_plugin_whose_import_or_hook_hangs_is_skipped_after_the_timeout(venv_python, tmp_path):
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n", encoding="utf-8")
-    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d3 2 1.0 a\n", encoding="utf-8")
-    done = ef_eval(
+    done = score_one_run(
         venv_python,
-        "run",
-        tmp_path / "qrels.txt",
-        tmp_path / "a.run",
-        "--k",
-        "2",
-        "--metrics",
-        "printed_judged,ndcg",
-        "--format",
-        "json",
+        tmp_path,
         selection="hang_at_import,hang_in_hook,print_at_import",
         EF_EVALUATION_PLUGIN_TIMEOUT="2",
     )
