@@ -237,6 +237,8 @@ class PluginHost:
         ``SystemExit``: its failure is its own), saying what is ``ignored`` as a result. A
         plugin that does not answer in time is dropped, with a warning."""
         try:
+            if self.is_builtin(impl.plugin_name):  # ef's own hooks: no thread, no timeout
+                return True, impl.function(**kwargs)
             with stdout_to_stderr():
                 return True, bounded(lambda: impl.function(**kwargs), self._timeout)
         except Unfinished:
