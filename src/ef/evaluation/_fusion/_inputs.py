@@ -9,7 +9,6 @@ there. A run given as ranked doc-id lists has no scores: its ranking gets the st
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import islice
 from operator import gt
@@ -81,26 +80,6 @@ def _where(run_index: int, query_id: str) -> str:
     return f"run {run_index + 1}, query {query_id!r}"
 
 
-def _scored_ranking(scores: Mapping[Any, Any], run_index: int, query_id: str) -> Ranking:
-    values = scores.values()
-    try:
-        # A sum is finite only if every value is; an overflow alone gets the full check.
-        finite = math.isfinite(sum(values)) or all(map(math.isfinite, values))
-    except TypeError:
-        bad = next(v for v in values if not isinstance(v, int | float))
-        raise TypeError(
-            f"{_where(run_index, query_id)}: score {bad!r} is a {type(bad).__name__}; "
-            "expected a number"
-        ) from None
-    if not finite:
-        doc, score = next((d, s) for d, s in scores.items() if not math.isfinite(s))
-        raise ValueError(
-            f"{_where(run_index, query_id)}: doc {doc!r} has score {score!r}; "
-            "scores must be finite numbers"
-        )
-    return rank_order(scores)
-
-
 def _listed_ranking(ranked: Sequence[Any], run_index: int, query_id: str) -> Ranking:
     n = len(ranked)
     ranking = {doc: float(n - i) for i, doc in enumerate(ranked)}
@@ -138,7 +117,7 @@ def prepare_runs(runs: Sequence[Run]) -> PreparedRuns:
         run = as_run(given, f"run {index + 1}")
         for query_id, entry in run.items():
             if isinstance(entry, Mapping):
-                ranking = _scored_ranking(entry, index, query_id)
+                ranking = rank_order(entry)  # its scores were checked by as_run
             elif isinstance(entry, list | tuple):
                 ranking = _listed_ranking(entry, index, query_id)
                 scored[index] = False

@@ -12,8 +12,7 @@ the report's manifest records the counts under ``run``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._io.frames import as_qrels, as_run
@@ -64,13 +63,7 @@ def score_run(
             add(query_id, entry)
         elif isinstance(entry, Mapping):
             add_scores(query_id, entry)
-        elif isinstance(entry, str | bytes | AbstractSet) or not isinstance(entry, Iterable):
-            # A string would score its characters; a set would rank in hash order.
-            raise TypeError(
-                f"the run's entry for query {query_id!r} is a {type(entry).__qualname__}; "
-                "expected a list of doc ids, best first, or a {doc_id: score} mapping"
-            )
-        else:
+        else:  # an ordered iterable: as_run refused every other entry
             add(query_id, entry if isinstance(entry, Sequence) else list(entry))
     # After the entries, so that a bad one is named before the run's queries are judged.
     coverage = check_run_queries(
