@@ -7,9 +7,10 @@ into one array of totals, and the fused query is put in trec_eval's order by one
 totals (ties by doc id descending, as :func:`~ef.evaluation._fusion._order.in_trec_order`).
 
 Every float is the one the pure-Python path computes: the same IEEE operations on the same
-operands, in the same order — each normalised value ``(score - shift) / denominator`` with the
-denominator computed in Python as :mod:`~ef.evaluation._fusion.norms` does, the runs added one
-after the other from the first, and a doc missing from the first runs starting from ``0.0``.
+operands, in the same order — each normalised value ``(score - shift) / denominator``, its
+shift and denominator computed by the very functions of the pure-Python path
+(:data:`~ef.evaluation._fusion.norms.SHIFT_SCALE`), the runs added one after the other from the
+first, and a doc missing from the first runs starting from ``0.0``.
 Without numpy, or for any other method or normalisation (plugins included), fusion takes the
 pure-Python path. ``tests/test_fusion_numpy.py`` runs both on generated runs and compares every
 score bit for bit.
@@ -32,8 +33,6 @@ ArrayKernel = Callable[[Sequence[Ranking]], tuple[list[str], Any] | None]
 """One query's rankings → its doc ids and their fused scores (a float64 array, aligned), or
 ``None`` for a query the pure-Python path must fuse (int scores added as they are)."""
 
-_FLOOR = 1e-9
-
 
 def numpy_or_none() -> ModuleType | None:
     """numpy, imported on first use, or ``None`` when it is not installed."""
@@ -44,32 +43,6 @@ def numpy_or_none() -> ModuleType | None:
     return numpy
 
 
-def _bounds(ranking: Ranking) -> tuple[float, float]:
-    return next(reversed(ranking.values())), next(iter(ranking.values()))
-
-
-def _min_max(ranking: Ranking) -> tuple[float, float]:
-    low, high = _bounds(ranking)
-    return low, max(high - low, _FLOOR)
-
-
-def _max(ranking: Ranking) -> tuple[float, float]:
-    return 0.0, max(_bounds(ranking)[1], _FLOOR)
-
-
-def _sum(ranking: Ranking) -> tuple[float, float]:
-    low = _bounds(ranking)[0]
-    return low, max(sum(ranking.values()) - low * len(ranking), _FLOOR)
-
-
-# name → (shift, denominator) of one run's ranking, as norms._shift_scale receives them.
-_SHIFT_SCALE: dict[str, Callable[[Ranking], tuple[float, float]]] = {
-    "min-max": _min_max,
-    "max": _max,
-    "sum": _sum,
-}
-
-
 def array_kernel(
     entry: MethodEntry, norm: NormEntry | None, options: Mapping[str, Any]
 ) -> ArrayKernel | None:
@@ -78,7 +51,7 @@ def array_kernel(
     norm_name = norms.builtin_name(norm)
     fn = entry.fn
     if fn is methods.rrf or fn is methods.rbc:
-        if norm_name not in (None, "none", *_SHIFT_SCALE):  # these keep each run's order
+        if norm_name not in (None, "none", *norms.SHIFT_SCALE):  # these keep each run's order
             return None
         np = numpy_or_none()
         if np is None:
@@ -86,13 +59,13 @@ def array_kernel(
         kind, parameter = ("rrf", options["k"]) if fn is methods.rrf else ("rbc", options["phi"])
         return _ranked_kernel(np, kind, parameter)
     if fn is methods.sum_ or fn is methods.wsum:
-        if norm_name not in (None, "none", *_SHIFT_SCALE):
+        if norm_name not in (None, "none", *norms.SHIFT_SCALE):
             return None
         np = numpy_or_none()
         if np is None:
             return None
         weights = options.get("weights") if fn is methods.wsum else None
-        shift_scale = _SHIFT_SCALE.get(norm_name or "")
+        shift_scale = norms.SHIFT_SCALE.get(norm_name or "")
         return _scored_kernel(np, shift_scale, weights)
     return None
 

@@ -34,7 +34,7 @@ _RANKED: dict[Callable[..., Any], tuple[str, str]] = {
     methods.rbc: ("rbc", "phi"),
 }
 # Increasing maps of each run's scores: a rank-based method's values do not depend on them.
-_KEEPS_ORDER = (None, "none", "min-max", "max", "sum")
+_KEEPS_ORDER = (None, "none", *norms.SHIFT_SCALE)
 _KERNEL_NORMS = {None: None, "none": None, "min-max": "min-max", "max": "max"}
 
 

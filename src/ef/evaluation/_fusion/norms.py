@@ -18,7 +18,14 @@ from operator import sub, truediv
 from ef.evaluation._fusion._entries import NormEntry
 from ef.evaluation._fusion._inputs import Ranking
 
-__all__ = ["BUILTIN_NORMALIZATIONS", "KEEPS_ORDER", "ORDER_BASED", "builtin_name", "candidates"]
+__all__ = [
+    "BUILTIN_NORMALIZATIONS",
+    "KEEPS_ORDER",
+    "ORDER_BASED",
+    "SHIFT_SCALE",
+    "builtin_name",
+    "candidates",
+]
 
 _FLOOR = 1e-9
 
@@ -55,10 +62,33 @@ def _bounds(ranking: Ranking) -> tuple[float, float]:
     return next(reversed(ranking.values())), next(iter(ranking.values()))
 
 
+def _min_max_terms(ranking: Ranking) -> tuple[float, float]:
+    low, high = _bounds(ranking)
+    return low, max(high - low, _FLOOR)
+
+
+def _max_terms(ranking: Ranking) -> tuple[float, float]:
+    return 0.0, max(_bounds(ranking)[1], _FLOOR)
+
+
+def _sum_terms(ranking: Ranking) -> tuple[float, float]:
+    low = _bounds(ranking)[0]
+    return low, max(sum(ranking.values()) - low * len(ranking), _FLOOR)
+
+
+SHIFT_SCALE: dict[str, Callable[[Ranking], tuple[float, float]]] = {
+    "min-max": _min_max_terms,
+    "max": _max_terms,
+    "sum": _sum_terms,
+}
+"""name → ``(shift, denominator)`` of one run's ranking, for the normalisations that are
+``(score - shift) / denominator``: the one definition of each, which the numpy path
+(:mod:`~ef.evaluation._fusion._arrays`) applies to whole arrays."""
+
+
 def _min_max(ranking: Ranking) -> Ranking:
     """(score - min) / (max - min)."""
-    low, high = _bounds(ranking)
-    return _shift_scale(ranking, low, max(high - low, _FLOOR))
+    return _shift_scale(ranking, *_min_max_terms(ranking))
 
 
 def _min_max_inverted(ranking: Ranking) -> Ranking:
@@ -70,13 +100,12 @@ def _min_max_inverted(ranking: Ranking) -> Ranking:
 
 def _max(ranking: Ranking) -> Ranking:
     """score / max (meant for non-negative scores: a negative max divides by 1e-9)."""
-    return _shift_scale(ranking, 0.0, max(_bounds(ranking)[1], _FLOOR))
+    return _shift_scale(ranking, *_max_terms(ranking))
 
 
 def _sum(ranking: Ranking) -> Ranking:
     """(score - min) / (sum - min · n): the shifted scores sum to 1."""
-    low = _bounds(ranking)[0]
-    return _shift_scale(ranking, low, max(sum(ranking.values()) - low * len(ranking), _FLOOR))
+    return _shift_scale(ranking, *_sum_terms(ranking))
 
 
 def _zmuv(ranking: Ranking) -> Ranking:

@@ -7,6 +7,7 @@ from typing import Any
 from ef.evaluation._io import runs as _runs
 from ef.evaluation._io.files import PathArg
 from ef.evaluation._io.lines import MAX_JSON_DOCUMENT
+from ef.evaluation._io.runs import write_run
 from ef.evaluation._plugins import HOST
 
 __all__ = ["read_run", "write_run"]
@@ -55,32 +56,3 @@ def read_run(
     {'q1': {'d1': 2.5}}
     """
     return _runs.read_run(path, format, HOST.trec_run_parser(), max_bytes=max_bytes)
-
-
-def write_run(path: PathArg, run: object, *, format: str | None = None, tag: str = "ef") -> None:
-    """Write a run file in any format :func:`read_run` reads, chosen the same way.
-
-    ``run`` is a mapping (``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``)
-    or a DataFrame or Table. Each query is written in trec_eval's order (score descending, ties
-    by doc id descending); a ranking without scores gets ``n, n-1, …, 1``, as in
-    :func:`write_trec_run`. TREC files take ``tag`` as their last column; Parquet is written
-    with ranx's columns ``q_id, doc_id, score``. The file is replaced only once fully written; a
-    TREC, JSON or JSON Lines name ending in ``.gz`` is gzip-compressed.
-
-    :param path: the file to write; its directory must exist.
-    :param run: the run.
-    :param format: ``"trec"``, ``"json"``, ``"jsonl"`` or ``"parquet"``, or ``None`` (from the
-        name).
-    :param tag: the run name of a TREC file's last column.
-    :raises TypeError: for a run that is neither a mapping nor a DataFrame.
-    :raises ValueError: for an unknown ``format``, a score that is not finite, or an id that
-        could not be read back.
-
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = pathlib.Path(tmp, "run.json")
-    ...     write_run(path, {'q1': ['d3', 'd1']})
-    ...     print(path.read_text(), end="")
-    {"q1": {"d3": 2.0, "d1": 1.0}}
-    """
-    _runs.write_run(path, run, format, tag=tag)
