@@ -33,7 +33,7 @@ LAYERS: list[list[str]] = [
     ["_scoring"],
     ["_io"],
     ["_plugins"],
-    ["_running", "_fusion", "_http", "_rag", "_compare"],
+    ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare"],
     ["_html"],
     ["_builtins"],
     ["__init__", "testing"],
@@ -249,6 +249,86 @@ def test_no_module_is_over_400_lines():
         > OVER_MAX_LINES.get(name, MAX_LINES)
     }
     assert long == {}
+
+
+# --- the plugin host -----------------------------------------------------------------------
+# The process's plugin host, ``HOST``, lives in ``_plugins.active`` (the ``_plugins`` package
+# re-exports it, with the public functions that ask it). Only the public entry points ask it, once
+# per call, and hand it (or what it answered) to what they drive; a module below them is handed
+# the plugins as an argument and never imports the host. The host itself knows nothing of what
+# plugins do: ``_plugins`` imports nothing of scoring (its measure vocabulary, notation parser,
+# steps, domains).
+
+HOST_MODULES = frozenset({"ef.evaluation._plugins", "ef.evaluation._plugins.active"})
+# The modules that define public functions needing the plugins, besides the public top.
+ENTRY_POINTS = frozenset(
+    {
+        "ef.evaluation._running.evaluate",  # evaluate_retrieval(_async), evaluate_run
+        "ef.evaluation._fusion.api",  # fuse
+        "ef.evaluation._fusion.optimize",  # optimize_fusion
+        "ef.evaluation._rag.evaluate",  # evaluate_rag
+        "ef.evaluation._compare.compare",  # compare
+        "ef.evaluation._metric_names.api",  # measure_catalogue, check_metrics
+    }
+)
+
+
+def host_askers(graph: dict[str, set[str]]) -> list[str]:
+    """The modules of ``graph`` that import the plugin host and may not."""
+    top = position(PACKAGE)[0]
+    return sorted(
+        name
+        for name, targets in graph.items()
+        if targets & HOST_MODULES
+        and name not in HOST_MODULES | ENTRY_POINTS
+        and not (name.startswith(PACKAGE) and position(name)[0] >= top)
+    )
+
+
+def scoring_in_plugins(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a scoring module by a module of ``_plugins``."""
+    return sorted(
+        f"{importer} -> {target}"
+        for importer, targets in graph.items()
+        if importer.startswith(PACKAGE + "._plugins")
+        for target in targets
+        if target.startswith(PACKAGE + "._scoring")
+    )
+
+
+def test_the_host_rule_sees_a_planted_import():
+    planted = {name: set(targets) for name, targets in GRAPH.items()}
+    planted["ef.evaluation._running.driver"].add("ef.evaluation._plugins")
+    planted["ef.evaluation._fusion._compiled"].add("ef.evaluation._plugins.active")
+    planted["ef.evaluation._plugins.registry"].add("ef.evaluation._scoring.notation")
+    assert host_askers(planted) == [
+        "ef.evaluation._fusion._compiled",
+        "ef.evaluation._running.driver",
+    ]
+    assert scoring_in_plugins(planted) == [
+        "ef.evaluation._plugins.registry -> ef.evaluation._scoring.notation"
+    ]
+
+
+def test_only_the_public_entry_points_import_the_plugin_host():
+    assert host_askers(GRAPH) == []
+    assert ENTRY_POINTS <= set(GRAPH)  # a renamed entry point must be renamed here too
+    for name in ENTRY_POINTS:  # and each still asks the host, or it is no entry point
+        assert GRAPH[name] & HOST_MODULES, name
+
+
+def test_the_plugin_host_imports_nothing_of_scoring():
+    assert scoring_in_plugins(GRAPH) == []
+
+
+def test_the_builtin_plugin_name_is_written_once_in_src():
+    written = [
+        name
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == "ef.evaluation._builtins"
+    ]
+    assert written == ["ef.evaluation._plugins.registry"]
 
 
 # --- exceptions and warnings ---------------------------------------------------------------

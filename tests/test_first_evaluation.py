@@ -21,7 +21,7 @@ import pytest
 
 from ef.evaluation import RelevanceLevelWarning, hookimpl
 from ef.evaluation import evaluate_run as _evaluate_run
-from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
 from ef.evaluation._scoring.aggregate import ScoreSheet

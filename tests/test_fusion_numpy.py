@@ -101,7 +101,7 @@ def _both(runs: list[Run], method: str, norm: str | None, weights, params) -> tu
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_numpy_and_pure_python_fuse_to_the_same_bits(method, norm, weights, params, seed):
     runs = _runs(seed)
-    entry, norm_entry = resolve(method, norm)
+    entry, norm_entry = resolve(method, norm, HOST)
     options = {**entry.defaults, **(params or {})}
     if entry.weighted:
         options["weights"] = tuple(weights or (1.0, 1.0, 1.0))
@@ -122,13 +122,13 @@ def test_signed_zeros_keep_their_sign_through_both_paths():
 
 def test_other_methods_and_normalisations_take_the_pure_python_path():
     for method, norm in [("mnz", "default"), ("sum", "zmuv"), ("rrf", "min-max-inverted")]:
-        entry, norm_entry = resolve(method, norm)
+        entry, norm_entry = resolve(method, norm, HOST)
         assert _arrays.array_kernel(entry, norm_entry, dict(entry.defaults)) is None
 
 
 def test_without_numpy_fusion_still_works(without_numpy):
     runs = _runs(7)
-    entry, norm_entry = resolve("sum", "default")
+    entry, norm_entry = resolve("sum", "default", HOST)
     assert _arrays.array_kernel(entry, norm_entry, {}) is None
     fused = fuse(runs, method="sum", missing_queries="zero")
     assert set(fused) == {f"q{q}" for q in range(25)}
@@ -147,8 +147,8 @@ def test_a_fused_score_that_overflows_is_refused_by_both_paths():
 def test_fuse_prepared_through_numpy_matches_for_every_query_order():
     runs = _runs(11)
     prepared = prepare_runs(runs)
-    entry, norm_entry = resolve("wsum", "default")
-    fused = fuse_prepared(prepared, entry, (0.2, 0.3, 0.5), {}, norm_entry)
+    entry, norm_entry = resolve("wsum", "default", HOST)
+    fused = fuse_prepared(prepared, entry, (0.2, 0.3, 0.5), {}, norm_entry, plugins=HOST)
     assert list(fused) == list(prepared.by_query)
 
 

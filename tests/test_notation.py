@@ -21,7 +21,7 @@ from ef.evaluation import (
     hookimpl,
     measure_catalogue,
 )
-from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation.cli import main
 from ef.evaluation.cli._arguments import parse_names
 from ef.evaluation.testing import registered_plugin

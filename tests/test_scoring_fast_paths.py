@@ -16,7 +16,7 @@ from collections import OrderedDict
 import pytest
 
 from ef.evaluation import evaluate_run
-from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring import ranked as _ranked
 from ef.evaluation._scoring.metrics import plain_judgements

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._scoring import scored as _scored
 from ef.evaluation._scoring.order import rank_by_score

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef.evaluation import evaluate_run
-from ef.evaluation._plugins import lookup_metrics
+from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation._scoring import metrics as _metrics
 from ef.evaluation._scoring.metrics import ndcg_at_k, positive_grades
 from ef.evaluation._scoring.plan import DIGEST_PREFIX, digest, fingerprint

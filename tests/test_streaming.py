@@ -335,6 +335,7 @@ def test_a_negative_zero_is_kept_as_it_is() -> None:
     from ef.evaluation._running.options import ScoringOptions
     from ef.evaluation._scoring.aggregate import ScoreSheet
 
-    sheet = ScoreSheet(plan_queries({"q": {"d": 1.0}}, None, ScoringOptions()), parameters={})
+    plan = plan_queries({"q": {"d": 1.0}}, None, ScoringOptions(), HOST)
+    sheet = ScoreSheet(plan, parameters={})
     shared = sheet._shared({"a": 0.0, "b": -0.0, "c": 0.0})
     assert [math.copysign(1.0, value) for value in shared.values()] == [1.0, -1.0, 1.0]

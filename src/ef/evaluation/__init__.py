@@ -68,18 +68,19 @@ from ef.evaluation._io.beir import read_beir, write_beir
 from ef.evaluation._io.builtin_datasets import resolve_builtin
 from ef.evaluation._io.overwrite import overwritten_input
 from ef.evaluation._io.rag_samples import read_rag_samples
+from ef.evaluation._io.runs import write_run
 from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec_run
 from ef.evaluation._json import loads_strict
+from ef.evaluation._metric_names.api import check_metrics, measure_catalogue
+from ef.evaluation._metric_names.catalogue import MeasureInfo
 from ef.evaluation._plugins.active import (
     RETRIEVAL_METRICS,
-    check_metrics,
     list_plugins,
-    measure_catalogue,
     read_dataset,
+    read_run,
     read_trec_run,
     registry,
 )
-from ef.evaluation._plugins.catalogue import MeasureInfo
 from ef.evaluation._plugins.hookspecs import hookimpl
 from ef.evaluation._plugins.registry import (
     DatasetReader,
@@ -103,7 +104,6 @@ from ef.evaluation._running.evaluate import (
     evaluate_run,
 )
 from ef.evaluation._running.journal import journal_to_trec_run
-from ef.evaluation._running.run_files import read_run, write_run
 from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.metrics import (
     average_precision,

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import types
 
-__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "FUSION_PLUGIN", "RAGAS_METRICS_PLUGIN", "load"]
+from ef.evaluation._plugins.registry import CORE_PLUGIN
 
-CORE_PLUGIN = "ef.evaluation._builtins"
-"""The name the built-in metrics, RAG metrics and dataset readers are registered under."""
+__all__ = ["ADAPTERS_PLUGIN", "CORE_PLUGIN", "FUSION_PLUGIN", "RAGAS_METRICS_PLUGIN", "load"]
 
 RAGAS_METRICS_PLUGIN = "ef.evaluation._builtins.ragas_metrics"
 """The name Ragas' deterministic RAG metrics (the ``rag-metrics`` extra) are registered under.

@@ -12,7 +12,8 @@ from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.report import ComparisonReport, PairedComparison
 from ef.evaluation._exceptions import MissingQueriesError
 from ef.evaluation._io.frames import is_frame
-from ef.evaluation._plugins import check_keys, same_measure
+from ef.evaluation._metric_names.resolve import check_keys, same_measure
+from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._running.run_scoring import score_run
@@ -28,7 +29,7 @@ def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
     """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys:
     the keys themselves, each read by the one resolver ``metrics=`` uses (``P@5``, ``nDCG@10``,
     ``map@100``, ``P_10``, ``bpref``); a name that reports other keys (``ndcg``) is refused."""
-    check_keys(metrics)
+    check_keys(metrics, HOST.registry.metrics)
     # Every key names its own cutoff (or none); the plan's cutoff adds no key.
     return list(metrics), [1]
 
@@ -106,7 +107,7 @@ def _per_query(
     names, cutoffs = _metric_plan(metrics)
     options = RunOptions(k_values=cutoffs, metrics=names, **scoring)
     # Named as the system, and warned at the caller of compare().
-    report = score_run(system, qrels, options, name=f"system {name!r}", stacklevel=4)
+    report = score_run(system, qrels, options, HOST, name=f"system {name!r}", stacklevel=4)
     for key in metrics:
         if key not in report.metrics:
             # The keys the plan produced instead are its own doing: name the rule, not them.

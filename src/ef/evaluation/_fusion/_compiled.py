@@ -17,13 +17,15 @@ is.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._fusion import methods, norms
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import PreparedRuns
-from ef.evaluation._plugins import HOST
 from ef.evaluation._plugins.hookspecs import FusionKernel
+
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
 
 __all__ = ["from_prepared", "from_runs"]
 
@@ -73,10 +75,10 @@ def _arguments(
     return None
 
 
-def _kernel(entry: MethodEntry) -> FusionKernel | None:
+def _kernel(entry: MethodEntry, plugins: PluginHost) -> FusionKernel | None:
     if entry.fn not in _RANKED and entry.fn is not methods.sum_ and entry.fn is not methods.wsum:
-        return None  # not one it covers: no need to load the plugins' answer
-    return HOST.fusion_kernel()
+        return None  # not one it covers: no need to ask the plugins
+    return plugins.fusion_kernel()
 
 
 def from_runs(
@@ -85,15 +87,16 @@ def from_runs(
     norm: NormEntry | None,
     weights: Any,
     params: Mapping[str, Any],
+    plugins: PluginHost,
 ) -> FusedRun | None:
     """``runs`` (as given to :func:`~ef.evaluation.fuse`, weights and parameters checked)
-    fused by the kernel, or ``None`` when there is none or it declines."""
+    fused by the kernel of ``plugins``, or ``None`` when there is none or it declines."""
     if type(runs) not in (list, tuple) or len(runs) < 2:  # type: ignore[arg-type]
         return None
     given: Sequence[Any] = runs  # type: ignore[assignment]
     if any(type(run) is not dict for run in given):
         return None
-    kernel = _kernel(entry)
+    kernel = _kernel(entry, plugins)
     if kernel is None:
         return None
     options = dict(params)
@@ -111,10 +114,11 @@ def from_prepared(
     entry: MethodEntry,
     norm: NormEntry | None,
     options: Mapping[str, Any],
+    plugins: PluginHost,
 ) -> FusedRun | None:
     """The prepared runs (each ranking in rank order; normalised when ``norm`` is ``None`` and
     the caller normalised them) fused by the kernel, or ``None``."""
-    kernel = _kernel(entry)
+    kernel = _kernel(entry, plugins)
     if kernel is None:
         return None
     by_query = prepared.by_query

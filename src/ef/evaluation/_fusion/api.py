@@ -2,14 +2,15 @@
 
 The pieces — method lookup, argument checks, normalisation, training, fusing — are separate
 functions so that :mod:`~ef.evaluation._fusion.optimize` can normalise once and fuse many times.
-Fusion methods and normalisations come from the plugin registry (built-ins and plugins alike).
+Fusion methods and normalisations come from the plugin registry (built-ins and plugins alike):
+:func:`fuse` takes the process's plugin host once and hands it to the pieces.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._fusion import _compiled
 from ef.evaluation._fusion._arrays import (
@@ -32,9 +33,12 @@ from ef.evaluation._fusion._order import in_trec_order
 from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._fusion.norms import KEEPS_ORDER
 from ef.evaluation._fusion.training import train
-from ef.evaluation._plugins import registry
+from ef.evaluation._plugins import HOST
 from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 from ef.evaluation._types import Qrels, Run
+
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
 
 __all__ = [
     "DEFAULT_NORM",
@@ -51,9 +55,10 @@ DEFAULT_NORM = "default"
 """``norm=`` default: ``min-max`` for score-based methods, none for rank-based ones."""
 
 
-def tables() -> tuple[Mapping[str, MethodEntry], Mapping[str, NormEntry]]:
-    """The registered fusion methods and normalisations (loads the plugins on first use)."""
-    snapshot = registry()
+def tables(plugins: PluginHost) -> tuple[Mapping[str, MethodEntry], Mapping[str, NormEntry]]:
+    """The fusion methods and normalisations registered with ``plugins`` (loaded on first
+    use)."""
+    snapshot = plugins.registry
     return snapshot.fusion_methods, snapshot.normalizations
 
 
@@ -61,12 +66,15 @@ def _known(names: Mapping[str, Any]) -> str:
     return ", ".join(sorted(names))
 
 
-def resolve(method: str, norm: str | None) -> tuple[MethodEntry, NormEntry | None]:
-    """The registered method named ``method`` (or one of its aliases) and the normalisation.
+def resolve(
+    method: str, norm: str | None, plugins: PluginHost
+) -> tuple[MethodEntry, NormEntry | None]:
+    """The method named ``method`` (or one of its aliases) and the normalisation, as registered
+    with ``plugins``.
 
     :raises ValueError: for an unknown method or normalisation (listing the known ones).
     """
-    methods, norms = tables()
+    methods, norms = tables(plugins)
     entry = methods.get(method) if isinstance(method, str) else None
     if entry is None and isinstance(method, str):
         entry = next((m for m in methods.values() if method in m.aliases), None)
@@ -142,14 +150,17 @@ def fuse_prepared(
     weights: Any,
     params: Mapping[str, Any],
     norm: NormEntry | None = None,
+    *,
+    plugins: PluginHost,
 ) -> FusedRun:
     """Fuse the runs query by query (normalising each query first, with ``norm``); each fused
     query's docs in trec_eval's order. Normalising here, one query at a time, keeps only that
-    query's normalised scores in memory."""
+    query's normalised scores in memory. A compiled kernel of ``plugins`` fuses them when
+    there is one that covers the method."""
     options = dict(params)
     if weights is not None:
         options["weights"] = weights
-    compiled = _compiled.from_prepared(prepared, entry, norm, options)
+    compiled = _compiled.from_prepared(prepared, entry, norm, options, plugins)
     if compiled is not None:
         return compiled
     kernel = array_kernel(entry, norm, options)
@@ -217,6 +228,7 @@ def _fuse_compiled(
     norm: NormEntry | None,
     weights: Sequence[float] | None,
     params: Mapping[str, Any] | None,
+    plugins: PluginHost,
 ) -> FusedRun | None:
     """``runs`` fused by a plugin's compiled kernel (:mod:`~ef.evaluation._fusion._compiled`),
     or ``None`` (no kernel, or input it does not take): the same fused run, float for float."""
@@ -226,7 +238,7 @@ def _fuse_compiled(
         checked_weights = check_weights(entry, weights, len(runs))  # type: ignore[arg-type]
     except Exception:  # the Python path raises it, after any error it finds in the runs first
         return None
-    return _compiled.from_runs(runs, entry, norm, checked_weights, dict(params or {}))
+    return _compiled.from_runs(runs, entry, norm, checked_weights, dict(params or {}), plugins)
 
 
 def fuse(
@@ -290,11 +302,12 @@ def fuse(
     >>> fuse([bm25, dense], method='wsum', weights=[0.3, 0.7])
     {'q1': {'d3': 0.7, 'd1': 0.3, 'd2': 0.20625}}
     """
-    entry, norm_entry = resolve(method, norm)
+    plugins = HOST
+    entry, norm_entry = resolve(method, norm, plugins)
     merged = check_params(entry, params)  # before any work
     mode = check_missing_queries(missing_queries)
     if qrels is None:
-        compiled = _fuse_compiled(runs, entry, norm_entry, weights, merged)
+        compiled = _fuse_compiled(runs, entry, norm_entry, weights, merged, plugins)
         if compiled is not None:  # the kernel took plain dicts only, and checked them
             check_queries([list(run) for run in runs], mode)
             return compiled
@@ -317,4 +330,4 @@ def fuse(
             f"qrels= is for training supervised methods; {entry.name!r} "
             + ("is not one" if entry.train is None else "has its trained parameters already")
         )
-    return fuse_prepared(prepared, entry, checked_weights, merged, norm_entry)
+    return fuse_prepared(prepared, entry, checked_weights, merged, norm_entry, plugins=plugins)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,10 +28,14 @@ from ef.evaluation._fusion.api import (
 )
 from ef.evaluation._fusion.checks import check_params, check_weights
 from ef.evaluation._fusion.training import train, training_queries
-from ef.evaluation._plugins import check_keys
+from ef.evaluation._metric_names.resolve import check_keys
+from ef.evaluation._plugins import HOST
 from ef.evaluation._report.frozen import FrozenDict, FrozenList, as_tuple
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._types import Qrels, Run
+
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
 
 __all__ = ["FusionFold", "FusionOptimization", "optimize_fusion"]
 
@@ -112,12 +116,12 @@ class FusionOptimization:
         )
 
 
-def _metric_scorer(metric: str) -> Any:
+def _metric_scorer(metric: str, plugins: PluginHost) -> Any:
     """``score(fused, qrels)``: ``metric``'s mean; ``metric`` is any name that reports one key
     (every notation ``metrics=`` takes: ``ndcg@10``, ``nDCG@10``, ``P(rel=2)@5``, ``IPrec@0.5``)."""
     if not isinstance(metric, str):
         raise ValueError(f"metric must be a metric name, got {metric!r}")
-    check_keys([metric])  # before any work
+    check_keys([metric], plugins.registry.metrics)  # before any work
 
     def score(fused: FusedRun, qrels: Qrels) -> float:
         # A judged query no run holds scores 0, as in every configuration: no warning each time.
@@ -174,6 +178,7 @@ def _search(
     configurations: list[dict[str, Any]],
     qrels: Qrels,
     score: Any,
+    plugins: PluginHost,
 ) -> tuple[dict[str, Any], float, list[tuple[dict[str, Any], float]]]:
     tries: list[tuple[dict[str, Any], float]] = []
     trained_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -187,7 +192,7 @@ def _search(
             if key not in trained_cache:
                 trained_cache[key] = train(prepared, entry, params, qrels)
             params.update(trained_cache[key])
-        value = score(fuse_prepared(prepared, entry, weights, params), qrels)
+        value = score(fuse_prepared(prepared, entry, weights, params, plugins=plugins), qrels)
         tries.append((configuration, value))
         if best is None or value > best[1]:  # the first of equal scores wins
             chosen = dict(params)
@@ -277,8 +282,9 @@ def optimize_fusion(
     >>> best.best_params['weights'], best.best_score
     ([0.0, 1.0], 1.0)
     """
-    entry, norm_entry = resolve(method, norm)
-    score = _metric_scorer(metric)
+    plugins = HOST
+    entry, norm_entry = resolve(method, norm, plugins)
+    score = _metric_scorer(metric, plugins)
     # The grid is checked before the runs are read, when their number is known without reading.
     given = isinstance(runs, list | tuple) and len(runs) >= 2
     configurations = _configurations(entry, search_space, len(runs)) if given else None
@@ -290,7 +296,9 @@ def optimize_fusion(
         configurations = _configurations(entry, search_space, prepared.n_runs)
     normalized = normalize(prepared, norm_entry)
     queries, _ = training_queries(qrels)
-    best_params, best_score, tries = _search(normalized, entry, configurations, qrels, score)
+    best_params, best_score, tries = _search(
+        normalized, entry, configurations, qrels, score, plugins
+    )
     result_folds: list[FusionFold] = []
     if folds is not None:
         for held_out in _folds(folds, queries):
@@ -298,11 +306,13 @@ def optimize_fusion(
             kept = [q for q in queries if q not in excluded]
             train_qrels = {q: qrels[q] for q in kept}
             fold_params, fold_score, _ = _search(
-                normalized.subset(kept), entry, configurations, train_qrels, score
+                normalized.subset(kept), entry, configurations, train_qrels, score, plugins
             )
             params = dict(fold_params)
             weights = params.pop("weights", None)
-            fused = fuse_prepared(normalized.subset(held_out), entry, weights, params)
+            fused = fuse_prepared(
+                normalized.subset(held_out), entry, weights, params, plugins=plugins
+            )
             held_out_score = score(fused, {q: qrels[q] for q in held_out})
             result_folds.append(
                 FusionFold(tuple(held_out), fold_params, fold_score, held_out_score)

@@ -8,42 +8,29 @@ Nothing is loaded at import: the first call that needs the registry loads every 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ef.evaluation._io import runs as _runs
 from ef.evaluation._io import trec as _trec
 from ef.evaluation._io.builtin_datasets import builtin_name, resolve_builtin
 from ef.evaluation._io.files import PathArg
+from ef.evaluation._io.lines import MAX_JSON_DOCUMENT
 from ef.evaluation._plugins.calls import check_dataset, stdout_to_stderr
-from ef.evaluation._plugins.catalogue import (
-    MeasureInfo,
-    describe_canon,
-    describe_metric,
-    with_notations,
-)
-from ef.evaluation._plugins.catalogue import metric_for_key as _metric_for_key
 from ef.evaluation._plugins.host import PluginHost
-from ef.evaluation._plugins.names import CORE_PLUGIN, resolve_names, same_measure
-from ef.evaluation._plugins.names import check_keys as _check_keys
-from ef.evaluation._plugins.registry import PluginInfo, Registry, RetrievalMetric
-from ef.evaluation._scoring.measures.canon import CANON
+from ef.evaluation._plugins.registry import PluginInfo, Registry
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
 __all__ = [
     "HOST",
     "RETRIEVAL_METRICS",
     "adapt_retriever",
-    "check_keys",
-    "check_metrics",
     "list_plugins",
-    "lookup_metrics",
-    "measure_catalogue",
-    "metric_for_key",
     "rag_metric_functions",
     "read_dataset",
+    "read_run",
     "read_trec_run",
     "registry",
-    "same_measure",
 ]
 
 HOST = PluginHost()
@@ -117,10 +104,7 @@ def read_dataset(
 
 def adapt_retriever(retriever: object) -> Callable[..., Any] | None:
     """The plugins' answer to ``ef_evaluation_adapt_retriever``: how to call ``retriever``."""
-    adapted: Callable[..., Any] | None = HOST.first_result(
-        "ef_evaluation_adapt_retriever", retriever=retriever
-    )
-    return adapted
+    return HOST.adapt_retriever(retriever)
 
 
 def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
@@ -156,70 +140,49 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     return _trec.read_trec_run(path, HOST.trec_run_parser())
 
 
-def measure_catalogue(*, notations: bool = False) -> dict[str, MeasureInfo]:
-    """Every registered retrieval metric as a measure: report keys, parameters, aggregation,
-    source of truth and plugin, by the name asked for in ``metrics=``.
+def read_run(
+    path: PathArg, *, format: str | None = None, max_bytes: int = MAX_JSON_DOCUMENT
+) -> dict[str, Any]:
+    """Read a run file of any format into ``{query_id: {doc_id: score}}``.
 
-    With ``notations=True``, also every core measure known only by its notations (``nDCG``,
-    ``ERR``, ``RBP`` … under their ir_measures names), and each entry's ``notations`` and
-    ``options`` filled: every measure ``metrics=`` accepts, as ``ef-eval metrics`` lists them.
+    The format is ``format`` if given, else told from the file name (after a ``.gz``):
 
-    >>> catalogue = measure_catalogue()
-    >>> catalogue['P'].keys[:3], catalogue['P'].source
-    (('P_5', 'P_10', 'P_15'), 'trec_eval m_P.c')
-    >>> catalogue['gm_map'].aggregation, catalogue['ndcg'].keys  # ndcg: ndcg@k at each k
-    ('geometric', None)
+    - ``.json``: ranx's run format, one JSON object ``{query_id: {doc_id: score}}``;
+    - ``.jsonl`` or ``.ndjson``: one ``{"query_id": ..., "doc_id": ..., "score": ...}`` object
+      per line (a doc listed twice for a query is refused, naming both lines);
+    - ``.parquet``: a table with ranx's columns ``q_id, doc_id, score``, or any column names
+      a DataFrame may use (see :doc:`/dataframes`); needs pyarrow (extra ``dataframes``);
+    - anything else: a TREC run file, read by :func:`read_trec_run` (a plugin's faster parser
+      included).
+
+    TREC, JSON and JSON Lines files may be gzip-compressed, whatever their name. Scores must be
+    finite numbers (a JSON number such as ``1e400`` that overflows a float is refused, as in a
+    TREC file); a key given twice in a JSON object (a doc, a query, a record's ``"score"``) is
+    refused, not overwritten. A ``.json`` document is read whole: it may hold at most
+    ``max_bytes`` characters once decompressed, and no JSON or JSON Lines file more than 1 MiB
+    of whitespace or blank lines in a row (a small gzip file could otherwise unpack to
+    gigabytes of nothing). A Parquet file's pages are checked against their checksums when it
+    has them (:func:`write_run` writes them); damaged data is an error naming the row group and
+    the column. The queries keep their file order, the docs too (unsorted).
+
+    :param path: the run file.
+    :param format: ``"trec"``, ``"json"``, ``"jsonl"`` or ``"parquet"``, or ``None``.
+    :param max_bytes: the largest ``.json`` document read, in characters of decompressed text
+        (1 GiB); raise it for a larger run, or write the run as JSON Lines or TREC, which are
+        streamed.
+    :returns: the scores, ``{query_id: {doc_id: score}}``.
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises ValueError: for an unknown ``format``.
+    :raises DatasetFormatError: naming the file and line, for anything the format refuses.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "run.jsonl")
+    ...     _ = path.write_text('{"query_id": "q1", "doc_id": "d1", "score": 2.5}\\n')
+    ...     print(read_run(path))
+    {'q1': {'d1': 2.5}}
     """
-    metrics = HOST.registry.metrics
-    if not notations:
-        return {name: describe_metric(metric) for name, metric in metrics.items()}
-    catalogue = {
-        name: with_notations(describe_metric(metric), metric) for name, metric in metrics.items()
-    }
-    for name, canon in CANON.items():
-        if name not in catalogue:
-            catalogue[name] = describe_canon(canon, CORE_PLUGIN)
-    return catalogue
-
-
-def metric_for_key(key: str) -> str | None:
-    """The registered metric whose report keys include ``key`` (``P_10`` → ``P``), if any."""
-    return _metric_for_key(HOST.registry.metrics, key)
-
-
-def lookup_metrics(names: Sequence[str]) -> list[RetrievalMetric]:
-    """The metrics to compute for ``names``, in order: registered names as they are, any
-    other notation (``nDCG@10``, ``ndcg_cut.10``, ``P(rel=2)@5``) as a measure reported under
-    the name as written.
-
-    :raises ValueError: for a name that parses nowhere; the message lists the closest names.
-    """
-    return resolve_names(names, HOST.registry.metrics)
-
-
-def check_keys(keys: Sequence[str]) -> None:
-    """Check that each of ``keys`` is one value's key, as ``metrics=[key]`` reports it
-    (``nDCG@10``, ``P@5``, ``map@100``, ``bpref``; not ``ndcg`` or trec_eval's ``P``).
-
-    :raises ValueError: for a name no metric takes, or one that reports other keys.
-    """
-    _check_keys(keys, HOST.registry.metrics)
-
-
-def check_metrics(names: Sequence[str]) -> None:
-    """Check that every name in ``names`` is one ``metrics=`` accepts: a registered metric or a
-    notation of a measure (``nDCG@10``, ``ndcg_cut.10``, ``P(rel=2)@5``, ``rbp@10``).
-
-    :raises ValueError: for a name that parses nowhere (the message lists the closest names),
-        or a measure with a cutoff or parameter it does not take.
-
-    >>> check_metrics(["ndcg", "nDCG@10", "ndcg_cut_10", "RBP(rel=1,p=0.8)"])
-    >>> check_metrics(["nDGC@10"])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    ValueError: unknown metric name(s) 'nDGC@10'; closest: 'nDCG@10', ...
-    """
-    resolve_names(names, HOST.registry.metrics)
+    return _runs.read_run(path, format, HOST.trec_run_parser(), max_bytes=max_bytes)
 
 
 class _MetricsView(Mapping[str, Callable[..., float]]):

@@ -28,12 +28,15 @@ from ef.evaluation._exceptions import EvaluationError
 
 __all__ = [
     "DEFAULT_PLUGIN_TIMEOUT",
+    "ENV_SELECT",
     "ENV_TIMEOUT",
     "PASSED_THROUGH",
     "Unfinished",
     "bounded",
     "check_dataset",
+    "plugin_origin",
     "plugin_timeout",
+    "selected_names",
     "stdout_to_stderr",
     "unfinished",
 ]
@@ -41,6 +44,7 @@ __all__ = [
 _T = TypeVar("_T")
 
 ENV_TIMEOUT = "EF_EVALUATION_PLUGIN_TIMEOUT"
+ENV_SELECT = "EF_EVALUATION_PLUGINS"
 DEFAULT_PLUGIN_TIMEOUT = 30.0
 """Seconds a plugin's import, or one call of one of its hooks, may take by default."""
 
@@ -94,6 +98,14 @@ stdout_to_stderr = _Redirection()
 """
 
 
+def selected_names() -> set[str] | None:
+    """The plugins ``EF_EVALUATION_PLUGINS`` selects: ``None`` (unset) for all of them."""
+    raw = os.environ.get(ENV_SELECT)
+    if raw is None:
+        return None
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
 def plugin_timeout() -> float:
     """Seconds plugin code may run at once: ``EF_EVALUATION_PLUGIN_TIMEOUT``, or 30.
 
@@ -113,6 +125,13 @@ def plugin_timeout() -> float:
 
 class Unfinished(EvaluationError, TimeoutError):
     """Plugin code that did not finish in time; its thread is abandoned."""
+
+
+def plugin_origin(dist_name: str | None, version: str | None) -> str:
+    """Where a plugin comes from, for messages: its distribution and version, or in-process."""
+    if dist_name is None:
+        return "registered in-process"
+    return f"distribution {dist_name} {version or '(unknown version)'}"
 
 
 def unfinished(plugin: str, origin: str, doing: str, timeout: float) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
-from ef.evaluation._scoring.plan import QrelsPass
+if TYPE_CHECKING:  # a type name only: the hooks know no more of scoring
+    from ef.evaluation._scoring.plan import QrelsPass
 
-__all__ = ["PROJECT", "FusionKernel", "QrelsPass", "TrecRunParser", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "FusionKernel", "TrecRunParser", "hookimpl", "hookspec"]
 
 PROJECT = "ef.evaluation"
 """The pluggy project name, and the entry-point group plugins are installed under."""

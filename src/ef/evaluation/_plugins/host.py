@@ -11,27 +11,31 @@ while it is imported or its hooks run goes to standard error: standard output is
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import types
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pluggy
 
 from ef.evaluation._exceptions import PluginWarning
 from ef.evaluation._plugins import hookspecs as _hookspecs
 from ef.evaluation._plugins.calls import (
+    ENV_SELECT,
     PASSED_THROUGH,
     Unfinished,
     bounded,
     plugin_timeout,
+    selected_names,
     stdout_to_stderr,
     unfinished,
 )
-from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, QrelsPass, TrecRunParser
+from ef.evaluation._plugins.calls import (
+    plugin_origin as _from,
+)
+from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, TrecRunParser
 from ef.evaluation._plugins.registry import (
     PluginInfo,
     Registry,
@@ -43,21 +47,16 @@ from ef.evaluation._plugins.registry import (
 )
 from ef.evaluation._version import library_version
 
+if TYPE_CHECKING:  # a type name only: the host knows no more of scoring
+    from ef.evaluation._scoring.plan import QrelsPass
+
 __all__ = ["ENV_SELECT", "BuiltinLoader", "PluginHost"]
 
-ENV_SELECT = "EF_EVALUATION_PLUGINS"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")  # 11pt_avg starts with a digit
 
 
 BuiltinLoader: TypeAlias = Callable[[], Sequence[tuple[str, object]]]
 """Imports the built-in plugins when first needed: ``[(name, plugin), ...]``, in order."""
-
-
-def _selected_names() -> set[str] | None:
-    raw = os.environ.get(ENV_SELECT)
-    if raw is None:
-        return None
-    return {name.strip() for name in raw.split(",") if name.strip()}
 
 
 def _warn(message: str) -> None:
@@ -113,7 +112,7 @@ class PluginHost:
     def _load_entry_points(self) -> None:
         import importlib.metadata  # ~20-50 ms: paid when plugins load, not on import
 
-        selected = _selected_names()
+        selected = selected_names()
         seen: set[str] = set()
         for entry_point in importlib.metadata.entry_points(group=PROJECT):
             dist = entry_point.dist
@@ -333,6 +332,13 @@ class PluginHost:
         }
         return Registry(**tables)
 
+    def adapt_retriever(self, retriever: object) -> Callable[..., Any] | None:
+        """The plugins' answer to ``ef_evaluation_adapt_retriever``: how to call ``retriever``."""
+        adapted: Callable[..., Any] | None = self.first_result(
+            "ef_evaluation_adapt_retriever", retriever=retriever
+        )
+        return adapted
+
     def doc_id_getter(self, result_type: type) -> Callable[[Any], str] | None:
         """How to map a result of ``result_type`` to its source doc id (resolved once per type)."""
         try:
@@ -391,9 +397,3 @@ class PluginHost:
             hooks = tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or ()))
             infos.append(PluginInfo(name, dist_name, version, hooks, builtin))
         return sorted(infos, key=lambda info: (not info.builtin, "" if info.builtin else info.name))
-
-
-def _from(dist_name: str | None, version: str | None) -> str:
-    if dist_name is None:
-        return "registered in-process"
-    return f"distribution {dist_name} {version or '(unknown version)'}"

@@ -1,17 +1,24 @@
-"""What plugins register: metrics, RAG metrics, dataset readers, and the snapshot of them all."""
+"""What plugins register: metrics, RAG metrics, dataset readers, and the snapshot of them all.
+
+The entries are shapes the host fills and hands on; what a metric's measure family or a fusion
+parameter's domain means is the scoring layer's business, named here for the annotations only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ef.evaluation._scoring.domains import Domain
-from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._types import Corpus, Qrels, Queries, RagMetricFn
 
+if TYPE_CHECKING:
+    from ef.evaluation._scoring.domains import Domain
+    from ef.evaluation._scoring.measures.family import Family
+
 __all__ = [
+    "CORE_PLUGIN",
     "DatasetReader",
     "FusionMethod",
     "Normalization",
@@ -25,6 +32,10 @@ __all__ = [
     "make_rag_metric",
     "make_reader",
 ]
+
+CORE_PLUGIN = "ef.evaluation._builtins"
+"""The plugin ef's own metrics, RAG metrics and dataset readers are registered under: what
+``registry().metrics['ndcg'].plugin`` and ``ef-eval plugins`` show."""
 
 
 @attrs.frozen
@@ -152,6 +163,18 @@ def _check_callable(name: str, value: object, what: str) -> None:
         raise TypeError(f"{name!r}: {what} must be callable, got {type(value).__name__}")
 
 
+def _is_family(value: object) -> bool:
+    """Whether ``value`` is a measure family, as the scoring layer's ``Family`` is one."""
+    return isinstance(getattr(value, "keys", None), tuple) and callable(
+        getattr(value, "function", None)
+    )
+
+
+def _is_domain(value: object) -> bool:
+    """Whether ``value`` is a parameter domain, as the scoring layer's ``Domain`` is one."""
+    return callable(getattr(value, "check", None)) and callable(getattr(value, "describe", None))
+
+
 def make_metric(
     name: str,
     fn: Callable[..., float],
@@ -166,7 +189,7 @@ def make_metric(
     _check_callable(name, fn, "the metric function")
     if all_cutoffs is not None:
         _check_callable(name, all_cutoffs, "all_cutoffs")
-    if family is not None and not isinstance(family, Family):
+    if family is not None and not _is_family(family):
         raise TypeError(f"{name!r}: family must be a measure Family, got {type(family).__name__}")
     declared = dict(parameters or {})
     for key, default in declared.items():
@@ -254,7 +277,7 @@ def make_fusion_method(
 
 def _domains(name: str, domains: Mapping[str, Domain] | None) -> dict[str, Domain]:
     given = dict(domains or {})
-    bad = [key for key, domain in given.items() if not isinstance(domain, Domain)]
+    bad = [key for key, domain in given.items() if not _is_domain(domain)]
     if bad:
         raise TypeError(f"{name!r}: domains[{bad[0]!r}] must be a Domain")
     return given

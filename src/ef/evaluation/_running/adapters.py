@@ -215,12 +215,16 @@ def to_doc_ids(results: object, limit: int, getters: DocIdGetters) -> DocIds:
         number; a :class:`ValueError` for a NaN or infinite score; or whatever reading the
         results raised.
 
-    >>> from ef.evaluation._plugins import HOST
-    >>> to_doc_ids({'d9': 0.1, 'd1': 0.9}, 10, HOST)
+    >>> class Strings:  # what the plugin host answers for str results
+    ...     def doc_id_getter(self, result_type):
+    ...         return str if result_type is str else None
+    ...     def doc_id_getter_plugin(self, result_type):
+    ...         return "example"
+    >>> to_doc_ids({'d9': 0.1, 'd1': 0.9}, 10, Strings())
     DocIds(ranked=['d1', 'd9'], scores=[0.9, 0.1], retrieved=2)
-    >>> to_doc_ids(['d1', 'd2', 'd1', 'd3'], 3, HOST).ranked
+    >>> to_doc_ids(['d1', 'd2', 'd1', 'd3'], 3, Strings()).ranked
     ['d1', 'd2']
-    >>> to_doc_ids(None, 3, HOST)
+    >>> to_doc_ids(None, 3, Strings())
     Traceback (most recent call last):
         ...
     ef.evaluation._exceptions.UnusableResults: the retriever returned None; expected a list of results, best first, or a {doc_id: score} mapping (a missing return statement?)

@@ -3,8 +3,9 @@ and journaled.
 
 The entry points (:mod:`ef.evaluation._running.evaluate`) build a :class:`RetrieverRun` and
 drive it inline, on a fresh event loop, or in the caller's loop; this module holds what they
-share. The plugins' answers (metrics, adapters, doc id getters) are asked for here, through the
-public functions of :mod:`ef.evaluation._plugins`, and handed to the pure layers below.
+share. The entry points hand it the plugin host; the plugins' answers (metrics, adapters, doc id
+getters, a compiled first pass over qrels) are asked of it here and handed to the pure layers
+below.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ef.evaluation._exceptions import QueryError, UnusableResults
-from ef.evaluation._plugins import HOST, adapt_retriever, lookup_metrics
+from ef.evaluation._metric_names.resolve import resolve_names
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.adapters import (
     DocIds,
@@ -37,33 +38,47 @@ from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.plan import QueryPlan, fingerprint
 from ef.evaluation._types import Qrels, Queries
 
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
+
 __all__ = ["RetrieverRun", "describe_retriever", "plan_queries", "retriever_identity"]
 
 
-def plan_queries(qrels: Qrels, queries: Queries | None, options: ScoringOptions) -> QueryPlan:
-    """The :class:`QueryPlan` of ``options``, their metrics looked up in the plugin registry, with
-    a plugin's compiled first pass over plain qrels when one is installed.
+def plan_queries(
+    qrels: Qrels, queries: Queries | None, options: ScoringOptions, plugins: PluginHost
+) -> QueryPlan:
+    """The :class:`QueryPlan` of ``options``, their metrics looked up in the registry of
+    ``plugins``, with a plugin's compiled first pass over plain qrels when one is installed.
 
     :raises ValueError: for an unknown metric name (before anything else is checked).
     """
     return QueryPlan(
         qrels,
         queries,
-        metrics=lookup_metrics(options.metrics),
+        metrics=resolve_names(options.metrics, plugins.registry.metrics),
         k_values=options.k_values,
         ignore_identical_ids=options.ignore_identical_ids,
         judging=options.judging,
-        qrels_pass=HOST.qrels_pass(),
+        qrels_pass=plugins.qrels_pass(),
     )
 
 
 class RetrieverRun:
-    """One evaluation of a retriever: its plan and score sheet, the prepared retriever, options."""
+    """One evaluation of a retriever: its plan and score sheet, the prepared retriever, options.
+
+    :param plugins: the plugin host whose metrics, adapters and doc id getters it uses.
+    """
 
     def __init__(
-        self, retriever: Any, qrels: Qrels, queries: Queries, options: EvaluationOptions
+        self,
+        retriever: Any,
+        qrels: Qrels,
+        queries: Queries,
+        options: EvaluationOptions,
+        plugins: PluginHost,
     ) -> None:
-        plan = plan_queries(qrels, queries, options)
+        self.plugins = plugins
+        plan = plan_queries(qrels, queries, options, plugins)
         # ``progress=True`` is made a display by the entry points (``progress_shown``).
         progress = options.progress if callable(options.progress) else None
         self.sheet = ScoreSheet(plan, parameters={}, progress=progress)
@@ -84,7 +99,9 @@ class RetrieverRun:
             raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
         self.limit = limit
         self.queries = queries
-        self.prepared: PreparedRetriever = prepare_retriever(retriever, limit, adapt_retriever)
+        self.prepared: PreparedRetriever = prepare_retriever(
+            retriever, limit, plugins.adapt_retriever
+        )
         self.retriever_id = retriever_identity(retriever, options.retriever_id)
         self._describe = _describer(retriever, self.prepared)
         if self._describe is not None:
@@ -133,7 +150,7 @@ class RetrieverRun:
         mapped: DocIds | None = None
         if failure is None:
             try:
-                mapped = to_doc_ids(outcome.results, self.limit, HOST)
+                mapped = to_doc_ids(outcome.results, self.limit, self.plugins)
             except UnusableResults as unusable:
                 error = unusable.error
                 failure = query_failure(outcome.query_id, error, outcome.attempts)

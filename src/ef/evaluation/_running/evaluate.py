@@ -1,4 +1,9 @@
-"""The retrieval entry points: evaluate_retrieval, evaluate_retrieval_async, evaluate_run."""
+"""The retrieval entry points: evaluate_retrieval, evaluate_retrieval_async, evaluate_run.
+
+Each takes the process's plugin host once and hands it to what it drives
+(:class:`~ef.evaluation._running.driver.RetrieverRun`,
+:func:`~ef.evaluation._running.run_scoring.score_run`); nothing below asks for it.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import attrs
 
 from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
+from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun
 from ef.evaluation._running.options import (
@@ -185,7 +191,7 @@ def evaluate_retrieval(
     (1.0, 2)
     """
     with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options)
+        evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
         if options.runs_inline and not evaluation.prepared.is_async:
             evaluation.run_inline()
         else:
@@ -258,7 +264,7 @@ async def evaluate_retrieval_async(
     1.0
     """
     with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options)
+        evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
         await evaluation.run_async()
     return _finish(evaluation)
 
@@ -345,4 +351,4 @@ def evaluate_run(
     0.5
     """
     options = RunOptions.from_keywords(locals())
-    return score_run(run, qrels, options, run_format=run_format)
+    return score_run(run, qrels, options, HOST, run_format=run_format)

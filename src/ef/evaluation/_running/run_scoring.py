@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._io.frames import as_qrels, as_run
+from ef.evaluation._io.runs import read_run
 from ef.evaluation._io.runs import run_format as format_of
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
-from ef.evaluation._running.run_files import read_run
 from ef.evaluation._running.streamed import evaluate_run_file
 from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.run_queries import check_run_queries
 from ef.evaluation._types import Qrels
+
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
 
 __all__ = ["score_run"]
 
@@ -33,6 +36,7 @@ def score_run(
     run: Any,
     qrels: Qrels | Any,
     options: RunOptions,
+    plugins: PluginHost,
     *,
     run_format: str | None = None,
     name: str | None = None,
@@ -40,6 +44,7 @@ def score_run(
 ) -> RetrievalEvalReport:
     """The report of ``run`` (a mapping, a DataFrame or a run file's path) against ``qrels``.
 
+    :param plugins: the plugin host: its metrics, and its TREC run parser if any.
     :param name: the run as messages name it; ``None`` is ``"the run"``, or the file's path.
     :param stacklevel: a warning's, counted from the caller of this function.
     """
@@ -48,10 +53,12 @@ def score_run(
         path = os.fspath(run)
         name = name or path
         if format_of(run, run_format) == "trec":
-            return evaluate_run_file(run, qrels, options, name=name, stacklevel=stacklevel + 1)
-        run = read_run(run, format=run_format)
+            return evaluate_run_file(
+                run, qrels, options, plugins, name=name, stacklevel=stacklevel + 1
+            )
+        run = read_run(run, run_format, plugins.trec_run_parser())
     run = as_run(run)
-    plan = plan_queries(qrels, None, options)
+    plan = plan_queries(qrels, None, options, plugins)
     sheet = ScoreSheet(plan, parameters=options.recorded())
     add, add_scores = sheet.add_ranking, sheet.add_scores
     empty: list[str] = []

@@ -10,10 +10,10 @@ and the means are summed in qrels order whatever the order of the file.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ef.evaluation._io import stream
 from ef.evaluation._io.files import PathArg, rereadable
-from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
@@ -22,11 +22,20 @@ from ef.evaluation._scoring.plan import QueryPlan
 from ef.evaluation._scoring.run_queries import check_run_queries
 from ef.evaluation._types import Qrels
 
+if TYPE_CHECKING:
+    from ef.evaluation._plugins.host import PluginHost
+
 __all__ = ["evaluate_run_file"]
 
 
 def evaluate_run_file(
-    path: PathArg, qrels: Qrels, options: RunOptions, *, name: str, stacklevel: int = 2
+    path: PathArg,
+    qrels: Qrels,
+    options: RunOptions,
+    plugins: PluginHost,
+    *,
+    name: str,
+    stacklevel: int = 2,
 ) -> RetrievalEvalReport:
     """Score the grouped TREC run file ``path`` against ``qrels``, one query at a time.
 
@@ -34,6 +43,7 @@ def evaluate_run_file(
     again); a regular file is read in place. The run's query ids are checked against the
     judged queries once the file is read (only the ids are kept for that).
 
+    :param plugins: the plugin host: its metrics, and its streaming run parser if any.
     :param name: the run as messages name it.
     :param stacklevel: a warning's, counted from the caller of this function.
     :raises DatasetFormatError: for a bad line, a doc listed twice for a query, or a query
@@ -41,9 +51,9 @@ def evaluate_run_file(
     :raises MissingQueriesError: as
         :func:`~ef.evaluation._scoring.run_queries.check_run_queries` does.
     """
-    plan = plan_queries(qrels, None, options)
+    plan = plan_queries(qrels, None, options, plugins)
     with rereadable(path) as source:
-        by_query = stream.streaming_form(HOST.trec_run_parser())
+        by_query = stream.streaming_form(plugins.trec_run_parser())
         if by_query is not None:
             try:
                 sheet, seen = _score(plan, options, stream.plugin_queries(source, by_query))

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation._plugins.registry import RetrievalMetric
+from ef.evaluation._plugins.registry import CORE_PLUGIN, RetrievalMetric
 from ef.evaluation._scoring.domains import CUTOFF, like
 from ef.evaluation._scoring.measures.canon import CANON, Measure
 from ef.evaluation._scoring.measures.family import Family
@@ -25,9 +25,7 @@ from ef.evaluation._scoring.measures.summary import QueryFacts
 from ef.evaluation._scoring.notation import Notation, measure_of, parse
 from ef.evaluation._scoring.steps import MetricStep
 
-__all__ = ["CORE_PLUGIN", "check_keys", "resolve_names", "same_measure", "suggestions"]
-
-CORE_PLUGIN = "ef.evaluation._builtins"
+__all__ = ["check_keys", "resolve_names", "same_measure", "suggestions"]
 
 
 def _measure_family(measure: Measure, keys: list[str]) -> Family:

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 
 import attrs
 
-from ef.evaluation._plugins.registry import RetrievalMetric
+from ef.evaluation._plugins.registry import CORE_PLUGIN, RetrievalMetric
 from ef.evaluation._scoring.measures.canon import CANON, Canon
 from ef.evaluation._scoring.measures.family import Aggregation
 from ef.evaluation._scoring.notation import TREC_NAMES
 
 __all__ = [
     "MeasureInfo",
+    "catalogue",
     "describe_canon",
     "describe_metric",
     "metric_for_key",
@@ -134,3 +135,19 @@ def metric_for_key(metrics: Mapping[str, RetrievalMetric], key: str) -> str | No
         if metric.family is not None and key in metric.family.keys:
             return name
     return None
+
+
+def catalogue(
+    metrics: Mapping[str, RetrievalMetric], *, notations: bool = False
+) -> dict[str, MeasureInfo]:
+    """Every one of ``metrics`` as a measure, by name; with ``notations``, also every core
+    measure known only by its notations, and each entry's notations and options filled."""
+    if not notations:
+        return {name: describe_metric(metric) for name, metric in metrics.items()}
+    described = {
+        name: with_notations(describe_metric(metric), metric) for name, metric in metrics.items()
+    }
+    for name, canon in CANON.items():
+        if name not in described:
+            described[name] = describe_canon(canon, CORE_PLUGIN)
+    return described
