@@ -77,8 +77,6 @@ from ef.evaluation._plugins.active import (
     RETRIEVAL_METRICS,
     list_plugins,
     read_dataset,
-    read_run,
-    read_trec_run,
     registry,
 )
 from ef.evaluation._plugins.hookspecs import hookimpl
@@ -104,6 +102,7 @@ from ef.evaluation._running.evaluate import (
     evaluate_run,
 )
 from ef.evaluation._running.journal import journal_to_trec_run
+from ef.evaluation._running.run_files import read_run, read_trec_run
 from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.metrics import (
     average_precision,
