@@ -1,7 +1,9 @@
 """What the fusion code needs of a registered fusion method or normalisation.
 
 The registry's entries (``FusionMethod`` and ``Normalization`` in the plugin layer) have these
-attributes; this package reads them and knows nothing of the plugin host.
+attributes. Only this package's entry points (:func:`~ef.evaluation.fuse`,
+:func:`~ef.evaluation.optimize_fusion`) ask the plugin host, once per call; the rest reads the
+entries it is handed.
 """
 
 from __future__ import annotations
