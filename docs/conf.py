@@ -85,12 +85,19 @@ GUIDE_ORDER = (
     "fusion",
     "rag",
     "plugins",
+    "extending",
     "cli",
     "semantics",
 )
 
 # The modules of the API reference (docs/api/); every name of their __all__ is documented.
-REFERENCE_MODULES = ("ef.evaluation", "ef.evaluation.testing", "ef.segments", "ef.source_manager")
+REFERENCE_MODULES = (
+    "ef.evaluation",
+    "ef.evaluation.testing",
+    "ef.evaluation.extending",
+    "ef.segments",
+    "ef.source_manager",
+)
 
 # --------------------------------------------------------------------------------------------
 # The summary tables at the top of each reference page, built from the module's ``__all__`` so

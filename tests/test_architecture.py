@@ -10,11 +10,13 @@ neither a cycle nor a dependency at run time.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pathlib
+import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -36,7 +38,7 @@ LAYERS: list[list[str]] = [
     ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare"],
     ["_html"],
     ["_builtins"],
-    ["__init__", "testing"],
+    ["__init__", "testing", "extending"],
     ["cli"],
 ]
 # The rest of the ``ef`` namespace: the corpus types and engines sit below the evaluation
@@ -61,11 +63,11 @@ MAX_LINES = 400
 OVER_MAX_LINES: dict[str, int] = {}
 
 
-def module_files() -> dict[str, pathlib.Path]:
-    """Every module of ``src/``, by dotted name."""
+def module_files(root: pathlib.Path = SRC) -> dict[str, pathlib.Path]:
+    """Every module under ``root`` (``src/``, or a plugin's ``src/``), by dotted name."""
     found: dict[str, pathlib.Path] = {}
-    for path in sorted(SRC.rglob("*.py")):
-        parts = list(path.relative_to(SRC).with_suffix("").parts)
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -91,41 +93,61 @@ def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
         yield from _nodes(node)
 
 
-def _resolve(importer: str, module: str | None, level: int) -> str:
+def _resolve(
+    importer: str, module: str | None, level: int, modules: dict[str, pathlib.Path] = MODULES
+) -> str:
     if not level:
         return module or ""
-    package = importer if MODULES[importer].name == "__init__.py" else importer.rpartition(".")[0]
+    package = importer if modules[importer].name == "__init__.py" else importer.rpartition(".")[0]
     for _ in range(level - 1):
         package = package.rpartition(".")[0]
     return f"{package}.{module}" if module else package
 
 
-def imports_of(name: str) -> set[str]:
-    """The modules of ``src/`` that module ``name`` imports, however and wherever it does."""
-    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
-    targets: set[str] = set()
-    for node in _nodes(tree):
+def _import_statements(
+    nodes: Iterator[ast.AST], resolve: Callable[[str | None, int], str]
+) -> Iterator[tuple[str, list[str]]]:
+    """Each import among ``nodes``: the module named, and for ``from … import a, b`` the names
+    under it (``module.a``, ``module.b``), which may be modules or not. ``import_module("…")``
+    and ``__import__("…")`` with a literal name count as imports."""
+    for node in nodes:
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve(name, node.module, node.level)
             for alias in node.names:
-                submodule = f"{base}.{alias.name}"
-                targets.add(submodule if submodule in MODULES else base)
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve(node.module, node.level)
+            yield base, [f"{base}.{alias.name}" for alias in node.names]
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute | ast.Name)
             and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
-            == "import_module"
+            in ("import_module", "__import__")
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            targets.add(node.args[0].value)
-    return {target for target in targets if target in MODULES and target != name}
+            yield node.args[0].value, []
 
 
-GRAPH = {name: imports_of(name) for name in MODULES}
+def imports_of(name: str, modules: dict[str, pathlib.Path] = MODULES) -> set[str]:
+    """The modules of ``modules`` that module ``name`` imports, however and wherever it does."""
+    tree = ast.parse(modules[name].read_text(encoding="utf-8"))
+    targets: set[str] = set()
+    resolve = functools.partial(_resolve, name, modules=modules)
+    for base, names in _import_statements(_nodes(tree), resolve):
+        if not names:
+            targets.add(base)
+        for submodule in names:
+            targets.add(submodule if submodule in modules else base)
+    return {target for target in targets if target in modules and target != name}
+
+
+def import_graph(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
+    """Module → the modules of the same tree it imports at run time."""
+    return {name: imports_of(name, modules) for name in modules}
+
+
+GRAPH = import_graph(MODULES)
 
 
 def position(name: str) -> tuple[int, int]:
@@ -142,8 +164,8 @@ def position(name: str) -> tuple[int, int]:
     raise AssertionError(f"{name} is in no layer: add {unit!r} to LAYERS")
 
 
-def _cycles() -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module of ``graph`` (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -154,7 +176,7 @@ def _cycles() -> list[list[str]]:
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
-        for target in sorted(GRAPH[node]):
+        for target in sorted(graph[node]):
             if target not in index:
                 visit(target)
                 low[node] = min(low[node], low[target])
@@ -171,7 +193,7 @@ def _cycles() -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for node in sorted(GRAPH):
+    for node in sorted(graph):
         if node not in index:
             visit(node)
     return found
@@ -185,7 +207,7 @@ def test_the_graph_sees_lazy_and_string_imports():
 
 
 def test_no_import_cycle():
-    assert _cycles() == []
+    assert cycles(GRAPH) == []
 
 
 def test_no_import_from_a_lower_layer_to_a_higher_one():
@@ -420,3 +442,154 @@ def test_one_except_clause_catches_a_real_library_error(tmp_path):
 def test_exception_modules_are_documented():
     for cls in PUBLIC_EXCEPTIONS:
         assert inspect.getdoc(cls), cls.__name__
+
+
+# --- plugins on the public API ------------------------------------------------------------
+# Every distribution under ``plugins/`` (its sources and its tests) reaches ef through public
+# names only: ``ef.evaluation``, ``ef.evaluation.extending``, ``ef.evaluation.testing``,
+# ``ef.segments``, ``ef.source_manager``. An import of ``ef._…`` or ``ef.evaluation._…`` — at
+# the top, inside a function, under ``TYPE_CHECKING``, through ``importlib.import_module("…")``,
+# or in the text of code run in another process — would break on the next internal change.
+# A plugin's own private modules (``ef_evaluation_ray._hits``) are its business.
+
+PLUGINS = SRC.parent / "plugins"
+_IMPORT_IN_TEXT = re.compile(r"\b(?:from|import)\s+(ef(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def is_private_name(dotted: str) -> bool:
+    """Whether ``dotted`` names something private of ef: a part after ``ef`` with one leading
+    underscore (``ef._segmenting``, ``ef.evaluation._plugins.HOST``; not ``__version__``)."""
+    root, *parts = dotted.split(".")
+    return root == "ef" and any(p.startswith("_") and not p.endswith("__") for p in parts)
+
+
+def private_imports(path: pathlib.Path, root: pathlib.Path) -> list[str]:
+    """Every private name of ef that the file ``path`` (a module under ``root``) imports, as
+    ``file:line name``. Every node counts, ``if TYPE_CHECKING:`` blocks included, and so do
+    string literals holding an import statement (code a test runs in another process)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    name = ".".join(parts[:-1] if is_package else parts)
+    package = name if is_package else name.rpartition(".")[0]
+
+    def resolve(module: str | None, level: int) -> str:
+        base = package
+        for _ in range(level - 1):
+            base = base.rpartition(".")[0]
+        return module or "" if not level else f"{base}.{module}" if module else base
+
+    where = path.relative_to(PLUGINS.parent) if path.is_relative_to(PLUGINS.parent) else path
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        named = [base_and for base, names in _import_statements(iter([node]), resolve)
+                 for base_and in (base, *names)]  # fmt: skip
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named += _IMPORT_IN_TEXT.findall(node.value)
+        found.update((line, dotted) for dotted in named if is_private_name(dotted))
+    return [f"{where}:{line} {dotted}" for line, dotted in sorted(found)]
+
+
+def plugin_roots(plugins: pathlib.Path = PLUGINS) -> list[pathlib.Path]:
+    """Each plugin distribution's ``src/`` and ``tests/`` folders, where they exist."""
+    return [
+        folder
+        for distribution in sorted(plugins.iterdir())
+        for folder in (distribution / "src", distribution / "tests")
+        if folder.is_dir()
+    ]
+
+
+def private_imports_under(plugins: pathlib.Path = PLUGINS) -> list[str]:
+    """Every private name of ef imported anywhere in the plugins' sources and tests."""
+    return [
+        found
+        for root in plugin_roots(plugins)
+        for path in sorted(root.rglob("*.py"))
+        for found in private_imports(path, root)
+    ]
+
+
+def plugin_cycles(plugins: pathlib.Path = PLUGINS) -> dict[str, list[list[str]]]:
+    """The import cycles of each plugin's sources (its ``src/`` tree), where there are any."""
+    found = {}
+    for root in plugin_roots(plugins):
+        if root.name == "src":
+            if in_circles := cycles(import_graph(module_files(root))):
+                found[root.parent.name] = in_circles
+    return found
+
+
+def test_the_plugins_are_found():
+    roots = {f"{root.parent.name}/{root.name}" for root in plugin_roots()}
+    assert {"ef-evaluation-ray/src", "ef-evaluation-ray/tests"} <= roots
+    assert {"ef-evaluation-speedups/tests", "ef-evaluation-langchain/src"} <= roots
+    assert len(roots) >= 10
+
+
+def test_plugins_import_no_private_name_of_ef():
+    assert private_imports_under() == []
+
+
+def test_no_import_cycle_in_any_plugin():
+    assert plugin_cycles() == {}
+
+
+def test_the_private_import_check_sees_every_form_of_import(tmp_path):
+    package = tmp_path / "ef-evaluation-fake" / "src" / "ef_evaluation_fake"
+    tests = tmp_path / "ef-evaluation-fake" / "tests"
+    package.mkdir(parents=True)
+    tests.mkdir()
+    (package / "__init__.py").write_text(
+        "import importlib\n"
+        "from typing import TYPE_CHECKING\n"
+        "from ef.evaluation import hookimpl\n"  # public
+        "from ef.evaluation.extending import whole_documents\n"  # public
+        "from ef.evaluation import __version__\n"  # a dunder is public
+        "from ef_evaluation_fake import _own\n"  # the plugin's own private module
+        "from ef._bm25_index import Bm25Index\n"
+        "if TYPE_CHECKING:\n"
+        "    from ef.evaluation._types import Qrels\n"
+        "def lazy():\n"
+        "    import ef.evaluation._plugins as plugins\n"
+        "    return importlib.import_module('ef._segmenting')\n"
+        "from ef.evaluation import _running\n"
+    )
+    (package / "_own.py").write_text("from . import _other\nfrom .. import _missing\n")
+    (tests / "test_fake.py").write_text(
+        "CODE = 'import sys\\nfrom ef.evaluation._plugins import HOST\\n'\n"
+        "NOTE = 'the ef.evaluation._plugins package'\n"  # prose, not an import
+        "__import__('ef._encoding')\n"
+    )
+    src = "ef-evaluation-fake/src/ef_evaluation_fake/__init__.py"
+    assert private_imports_under(tmp_path) == [
+        f"{tmp_path / src}:7 ef._bm25_index",
+        f"{tmp_path / src}:7 ef._bm25_index.Bm25Index",
+        f"{tmp_path / src}:9 ef.evaluation._types",
+        f"{tmp_path / src}:9 ef.evaluation._types.Qrels",
+        f"{tmp_path / src}:11 ef.evaluation._plugins",
+        f"{tmp_path / src}:12 ef._segmenting",
+        f"{tmp_path / src}:13 ef.evaluation._running",
+        f"{tmp_path}/ef-evaluation-fake/tests/test_fake.py:1 ef.evaluation._plugins",
+        f"{tmp_path}/ef-evaluation-fake/tests/test_fake.py:3 ef._encoding",
+    ]
+
+
+def test_the_cycle_check_sees_a_planted_cycle_in_a_plugin(tmp_path):
+    package = tmp_path / "ef-evaluation-fake" / "src" / "ef_evaluation_fake"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from ef_evaluation_fake.a import A\n")
+    (package / "a.py").write_text("from ef_evaluation_fake import b\nA = 1\n")
+    (package / "b.py").write_text("def later():\n    from ef_evaluation_fake.a import A\n")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from ef_evaluation_fake.d import D\n"  # never runs: no cycle
+    )
+    (package / "d.py").write_text("from . import c\nD = 1\n")
+    assert plugin_cycles(tmp_path) == {
+        "ef-evaluation-fake": [["ef_evaluation_fake.a", "ef_evaluation_fake.b"]]
+    }
+    (package / "b.py").write_text("def later():\n    return 1\n")
+    assert plugin_cycles(tmp_path) == {}

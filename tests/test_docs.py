@@ -24,7 +24,13 @@ import pytest
 ROOT = pathlib.Path(__file__).parents[1]
 DOCS = ROOT / "docs"
 ILLUSTRATIVE = "<!-- illustrative -->"
-REFERENCE_MODULES = ("ef.evaluation", "ef.evaluation.testing", "ef.segments", "ef.source_manager")
+REFERENCE_MODULES = (
+    "ef.evaluation",
+    "ef.evaluation.testing",
+    "ef.evaluation.extending",
+    "ef.segments",
+    "ef.source_manager",
+)
 
 # The spec's headings for ef.evaluation, copied from the spec page. Differences in our page that
 # are deliberate, and so normalised away here:

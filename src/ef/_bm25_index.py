@@ -14,7 +14,7 @@ from ef._index_store import StoredIndex
 from ef._segment_index import SegmentIndex
 from ef.segments import Segment
 
-__all__ = ["BM25_PROTOCOL", "Bm25Index"]
+__all__ = ["BM25_PROTOCOL", "Bm25Index", "bm25_engine", "bm25_tokenizer"]
 
 BM25_PROTOCOL: Mapping[str, Any] = {
     "k1": 1.5,
@@ -67,7 +67,13 @@ def _check_arrays(
         )
 
 
-def _tokenizer() -> Any:
+def bm25_tokenizer() -> Any:
+    """A fresh ``bm25s`` tokenizer set up as the built-in index tokenizes documents and queries
+    (:data:`BM25_PROTOCOL`), its vocabulary empty.
+
+    :raises ImportError: naming the ``bm25`` extra when ``bm25s`` or PyStemmer is missing.
+    """
+    require("bm25s", "bm25", "BM25 indexing")
     stemmer = require("Stemmer", "bm25", "BM25 stemming").Stemmer(BM25_PROTOCOL["stemmer"])
     tokenization = importlib.import_module("bm25s.tokenization")
     return tokenization.Tokenizer(
@@ -78,7 +84,13 @@ def _tokenizer() -> Any:
     )
 
 
-def _engine(bm25s: Any) -> Any:
+def bm25_engine() -> Any:
+    """A fresh ``bm25s.BM25`` scorer with the built-in index's settings (:data:`BM25_PROTOCOL`),
+    nothing indexed yet.
+
+    :raises ImportError: naming the ``bm25`` extra when ``bm25s`` is missing.
+    """
+    bm25s = require("bm25s", "bm25", "BM25 indexing")
     protocol = BM25_PROTOCOL
     return bm25s.BM25(k1=protocol["k1"], b=protocol["b"], method=protocol["method"])
 
@@ -108,8 +120,7 @@ class Bm25Index(SegmentIndex):
     def __init__(
         self, segments: Sequence[Segment], *, name: str = "bm25", progress: IndexProgressArg = None
     ) -> None:
-        bm25s = require("bm25s", "bm25", "BM25 indexing")
-        self._tokenizer = _tokenizer()
+        self._tokenizer = bm25_tokenizer()
         super().__init__(segments, name=name)
         reporter = StageReporter(progress, describe=f"with {name}")
         texts = [segment.text for segment in self.segments]
@@ -125,11 +136,29 @@ class Bm25Index(SegmentIndex):
                     return_as="ids",
                 )
                 advance(len(tokens))
-        self._bm25 = _engine(bm25s)
+        self._bm25 = bm25_engine()
         if self.segments:
             with reporter.stage("indexing", len(texts), "segments") as advance:
                 self._bm25.index(tokens, show_progress=False)
                 advance(len(texts))
+
+    @classmethod
+    def from_engine(
+        cls, segments: Sequence[Segment], tokenizer: Any, engine: Any, *, name: str = "bm25"
+    ) -> Bm25Index:
+        """The index over ``segments`` that searches with a tokenizer and an engine made
+        elsewhere: ``tokenizer`` from :func:`bm25_tokenizer`, its vocabulary the segments'
+        (query words it lacks score nothing), ``engine`` from :func:`bm25_engine`, holding one
+        row of scores per segment, in order (as ``engine.index`` or another scoring of the same
+        token ids leaves it). Nothing is checked or computed here but what every index holds
+        (the segments' fingerprint, the tie order).
+
+        :param name: how the index describes itself in ``retriever_id``.
+        """
+        index = cls.__new__(cls)
+        SegmentIndex.__init__(index, segments, name=name)
+        index._tokenizer, index._bm25 = tokenizer, engine
+        return index
 
     @classmethod
     def _from_saved(cls, stored: StoredIndex) -> Bm25Index:
@@ -140,19 +169,16 @@ class Bm25Index(SegmentIndex):
         together, so a search can neither fail on an index out of range nor score by other
         settings than the identity names.
         """
-        bm25s = require("bm25s", "bm25", "BM25 indexing")
         identity = stored.manifest["identity"]
-        index = cls.__new__(cls)
-        SegmentIndex.__init__(index, stored.segments, name=identity["name"])
-        index._tokenizer = _tokenizer()
+        tokenizer = bm25_tokenizer()
         vocab = stored.file(f"{_BM25_FOLDER}/{_TOKENIZER_VOCAB}")
         try:
-            index._tokenizer.load_vocab(str(vocab.parent), vocab.name)
-            token_ids = [int(i) for i in index._tokenizer.word_to_id.values()]
+            tokenizer.load_vocab(str(vocab.parent), vocab.name)
+            token_ids = [int(i) for i in tokenizer.word_to_id.values()]
         except Exception as error:  # bm25s reads it with no checks of its own
             problem = f"not a tokenizer vocabulary ({type(error).__name__}: {error})"
             raise damaged(vocab, problem) from None
-        index._bm25 = _engine(bm25s)
+        index = cls.from_engine(stored.segments, tokenizer, bm25_engine(), name=identity["name"])
         if stored.segments:
             arrays = {
                 name: load_npy(stored.file(f"{_BM25_FOLDER}/{name}.csc.index.npy"))

@@ -19,7 +19,22 @@ from ef._search_types import SearchHit
 from ef._segmenting import segments_fingerprint
 from ef.segments import Segment
 
-__all__ = ["SegmentIndex", "top"]
+__all__ = ["SegmentIndex", "index_retriever_id", "top"]
+
+
+def index_retriever_id(segments: Sequence[Segment], *, name: str) -> str:
+    """The ``retriever_id`` of a built-in index named ``name`` over ``segments``: the name and
+    the start of the segments' fingerprint, computed without building the index.
+
+    >>> from ef.segments import Segment
+    >>> index_retriever_id([Segment("d1", "text")], name="bm25")
+    'bm25(corpus=cf8f56744ff0)'
+    """
+    return _retriever_id(name, segments_fingerprint(segments))
+
+
+def _retriever_id(name: str, fingerprint: str) -> str:
+    return f"{name}(corpus={fingerprint[:12]})"
 
 
 def top(scores: Any, limit: int, *, ties: Any, positive_only: bool) -> list[tuple[int, float]]:
@@ -64,7 +79,7 @@ class SegmentIndex:
         self.segments: tuple[Segment, ...] = tuple(segments)
         self.name = name
         self.fingerprint = segments_fingerprint(self.segments)
-        self.retriever_id = f"{name}(corpus={self.fingerprint[:12]})"
+        self.retriever_id = _retriever_id(name, self.fingerprint)
         self.loaded_from: Path | None = None
         self.build: dict[str, Any] = {}
         # trec_eval's order for tied scores: doc id descending (byte-wise, Python's order for

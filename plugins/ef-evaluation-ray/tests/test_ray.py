@@ -17,9 +17,10 @@ import ray.cloudpickle
 
 import ef_evaluation_ray
 from ef.evaluation import evaluate_retrieval, evaluate_retrieval_async
+from ef.evaluation.extending import whole_documents
 from ef.source_manager import ingest
 from ef_evaluation_ray import RayRetriever, ShardedIndex
-from ef_evaluation_ray._bm25_shard import CollectionStatistics, GlobalBm25Shard, shard_statistics
+from ef_evaluation_ray._bm25_shard import CollectionStatistics, global_bm25_shard, shard_statistics
 from ef_evaluation_ray._sharded import merge_hits, split_corpus
 
 pytestmark = pytest.mark.usefixtures("cluster")
@@ -89,9 +90,7 @@ def test_sharded_bm25_scores_with_the_collection_statistics_in_process() -> None
     whole = ingest(CORPUS)
     parts = split_corpus(CORPUS, 3)
     statistics = CollectionStatistics.combine(shard_statistics(list(p.values())) for p in parts)
-    from ef._segmenting import whole_documents
-
-    shards = [GlobalBm25Shard(whole_documents(part), statistics) for part in parts]
+    shards = [global_bm25_shard(whole_documents(part), statistics) for part in parts]
     local = [ingest(part) for part in parts]  # each with its own statistics: not the same
     differs = 0
     for query in QUERIES.values():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ef.evaluation._plugins import HOST
+from ef.evaluation import list_plugins
+from ef.evaluation.extending import plugin_disabled
 from ef.evaluation.testing import registered_plugin
 
 import ef_evaluation_speedups
@@ -14,11 +15,19 @@ import ef_evaluation_speedups
 PLUGIN_NAME = "speedups"  # the entry point's name in pyproject.toml
 
 
+def speedups_hooks() -> tuple[str, ...] | None:
+    """The hooks the plugin implements, as ``list_plugins()`` shows them, or None when it is
+    not loaded."""
+    for info in list_plugins():
+        if info.name == PLUGIN_NAME:
+            return info.hooks
+    return None
+
+
 @contextlib.contextmanager
 def speedups_on() -> Iterator[None]:
     """The plugin loaded as an installed distribution is (or registered, if deselected)."""
-    if HOST.manager.get_plugin(PLUGIN_NAME) is not None:
-        assert HOST.manager.get_plugin(PLUGIN_NAME) is ef_evaluation_speedups
+    if speedups_hooks() is not None:
         yield
         return
     with registered_plugin(ef_evaluation_speedups, name=PLUGIN_NAME):
@@ -27,15 +36,8 @@ def speedups_on() -> Iterator[None]:
 
 @contextlib.contextmanager
 def speedups_off() -> Iterator[None]:
-    """The plugin switched off for the block; afterwards loaded again as installed (its
-    distribution and version known), as before the switch — registered by hand only where it
-    was not loaded from its distribution."""
-    plugin = HOST.manager.get_plugin(PLUGIN_NAME)
-    assert plugin is ef_evaluation_speedups
-    HOST.unregister(PLUGIN_NAME)
-    try:
+    """The plugin switched off for the block; afterwards loaded again as before the switch."""
+    with plugin_disabled(PLUGIN_NAME):
+        assert speedups_hooks() is None
         yield
-    finally:
-        HOST.reset()
-        if HOST.manager.get_plugin(PLUGIN_NAME) is None:
-            HOST.register(plugin, PLUGIN_NAME)
+    assert speedups_hooks() is not None

@@ -1,7 +1,8 @@
-"""The C first pass over plain qrels gives marshal's bytes and ``plain_ideals``' grades, or steps
+"""The C first pass over plain qrels gives marshal's bytes and the core's ideal grades, or steps
 aside.
 
-The oracles are ``marshal.dumps(qrels, 2)`` and ef.evaluation's ``plain_ideals(qrels)``: on
+The oracles are ``marshal.dumps(qrels, 2)`` and ef.evaluation's own ideal grades
+(``ef.evaluation.extending.reference_ideal_grades``): on
 generated qrels — empty qrels and queries, ids of 1 to 5 UTF-8 bytes and very long ones, astral
 characters, ints about the 32-bit and 2**53 edges, signed zeros, subnormal and huge floats, ties
 of ``1`` and ``1.0`` — the pass gives the same bytes and, query by query, the very same grade
@@ -21,14 +22,13 @@ from typing import Any
 
 import pytest
 from ef.evaluation import evaluate_run, hookimpl
-from ef.evaluation._plugins import HOST
-from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring.judged import plain_ideals
+from ef.evaluation.extending import reference_ideal_grades
 from ef.evaluation.testing import registered_plugin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef_evaluation_speedups import _qrels, qrels_pass
+from speedups_switch import speedups_hooks, speedups_off
 
 LIMIT = 2**53
 
@@ -82,12 +82,12 @@ def _taken(qrels: dict[str, dict[str, Any]]) -> bool:
 
 
 def assert_as_python(qrels: Any) -> None:
-    """The pass's bytes are marshal's, its grades ``plain_ideals``' very objects, in order."""
+    """The pass's bytes are marshal's, its grades the core's very objects, in order."""
     passed = _qrels.qrels_pass(qrels)
     assert passed is not None
     written, ideals = passed
     assert type(written) is bytes and written == marshal.dumps(qrels, 2)
-    expected = plain_ideals(qrels)
+    expected = reference_ideal_grades(qrels)
     assert expected is not None
     assert type(ideals) is dict and list(ideals) == list(expected)
     for (query_id, mine), (key, theirs) in zip(ideals.items(), expected.items(), strict=True):
@@ -101,22 +101,12 @@ def plugin(speedups_loaded: None) -> None:
     """Every test here runs with the plugin loaded (conftest.py)."""
 
 
-@pytest.fixture(autouse=True)
-def forget_known_qrels() -> Iterator[None]:
-    # Plans remember the last few plain qrels by digest: each evaluation here plans afresh.
-    _plan._KNOWN_QRELS.clear()
-    yield
-    _plan._KNOWN_QRELS.clear()
-
-
 @contextlib.contextmanager
 def without_pass() -> Iterator[None]:
-    """The hook switched off: plans digest, check and sort the qrels in Python."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(HOST, "qrels_pass", lambda: None)
-        _plan._KNOWN_QRELS.clear()
+    """The plugin switched off: plans digest, check and sort the qrels in Python (and what
+    plans remember of qrels planned with the pass is forgotten)."""
+    with speedups_off():
         yield
-    _plan._KNOWN_QRELS.clear()
 
 
 @contextlib.contextmanager
@@ -145,7 +135,7 @@ def outcome(call: Callable[[], Any]) -> Any:
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_generated_qrels_give_marshal_bytes_and_plain_ideals(seed: int) -> None:
+def test_generated_qrels_give_marshal_bytes_and_the_core_ideals(seed: int) -> None:
     qrels = _generated(seed)
     if _taken(qrels):
         assert_as_python(qrels)
@@ -183,7 +173,7 @@ plain_grades = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(plain_ids, st.dictionaries(plain_ids, plain_grades, max_size=30)))
-def test_any_plain_qrels_give_marshal_bytes_and_plain_ideals(qrels: dict[str, Any]) -> None:
+def test_any_plain_qrels_give_marshal_bytes_and_the_core_ideals(qrels: dict[str, Any]) -> None:
     assert_as_python(qrels)
 
 
@@ -277,7 +267,7 @@ def test_declined_qrels_evaluate_as_without_the_pass() -> None:
 
 
 def test_evaluate_run_uses_the_pass_and_keeps_the_digest() -> None:
-    assert HOST.qrels_pass() is qrels_pass
+    assert "ef_evaluation_qrels_pass" in (speedups_hooks() or ())
     qrels = {"q1": {"d1": 1, "d2": 2.0, "d3": 0}, "q2": {"d1": 1.0, "é": 1}, "q3": {}}
     run = {"q1": {"d2": 1.0, "d1": 0.5}, "q2": {"é": 3.0, "d9": 1.0}}
     with counted() as seen:
@@ -286,7 +276,6 @@ def test_evaluate_run_uses_the_pass_and_keeps_the_digest() -> None:
     with without_pass():
         assert outcome(lambda: evaluate_run(run, qrels, k_values=[1, 10])) == report
     digest = report[3]["fingerprints"]["qrels"]
-    assert digest == _plan.digest(qrels)
     # The value the Python path gives (marshal's bytes), pinned.
     assert digest == "sha256-m2:" + (
         "14cdfbd8df9765257395bf81eef551159a0f12f69d01519ebc61c4285d2fdd0c"

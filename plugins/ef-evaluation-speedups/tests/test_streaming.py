@@ -1,6 +1,7 @@
 """The streaming form of the C parser hands over each query as the built-in streaming reader does.
 
-The oracle is ef.evaluation's own per-query reader (``trec_queries``). Generated grouped files
+The oracle is ef.evaluation's own per-query reader
+(``ef.evaluation.extending.reference_trec_queries``). Generated grouped files
 mix ASCII and Unicode whitespace, non-ASCII ids, blank lines, CRLF and byte-order marks, and are
 parsed with tiny chunk sizes, so a query's lines are cut at every place; the queries are
 compared in order and float by float. A file the built-in reader refuses (a bad line, a query
@@ -18,8 +19,7 @@ from pathlib import Path
 
 import pytest
 from ef.evaluation import DatasetFormatError, MissingQueriesWarning, evaluate_run, write_trec_run
-from ef.evaluation._io.stream import trec_queries
-from ef.evaluation._plugins import HOST
+from ef.evaluation.extending import reference_trec_queries
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +32,11 @@ IDS = st.text("abcé中0123456789_-.", min_size=1, max_size=4)
 SCORES = st.sampled_from(["1", "-0.5", "2.675", "1e22", "0.1", "3.", ".25", "1" + "0" * 30])
 
 Queries = list[tuple[str, dict[str, float]]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def plugin(speedups_loaded: None) -> None:
+    """Every test here runs with the plugin loaded (conftest.py)."""
 
 
 @st.composite
@@ -56,7 +61,7 @@ def grouped_files(draw: st.DrawFn) -> bytes:
 def built_in(data: bytes, tmp_path: Path) -> Queries:
     path = tmp_path / "run.txt"
     path.write_bytes(data)
-    return list(trec_queries(path))
+    return list(reference_trec_queries(path))
 
 
 def streamed(data: bytes, chunk_size: int) -> Queries:
@@ -95,10 +100,18 @@ def test_what_the_built_in_reader_refuses_is_a_value_error(tmp_path, chunk_size,
         streamed(text.encode(), chunk_size)
 
 
-def test_the_hooks_parser_carries_its_streaming_form():
+def test_the_hooks_parser_carries_its_streaming_form(tmp_path, monkeypatch):
     assert parse_trec_run.by_query is parse_trec_run_by_query  # type: ignore[attr-defined]
-    HOST.reset()
-    assert HOST.trec_run_parser().by_query is parse_trec_run_by_query  # type: ignore[union-attr]
+    # evaluate_run given a path reads it with the plugin (its feeding loop runs).
+    fed, feed = [], ef_evaluation_speedups._fed
+    monkeypatch.setattr(ef_evaluation_speedups, "_fed", lambda *args: fed.append(1) or feed(*args))
+    path = tmp_path / "run.txt"
+    write_trec_run(path, {"q1": {"d1": 2.0, "d2": 1.0}})
+    assert (
+        evaluate_run(path, {"q1": {"d2": 1.0}}).metrics
+        == evaluate_run({"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 1.0}}).metrics
+    )
+    assert fed
 
 
 def test_memory_holds_about_one_chunk_and_one_query():
@@ -136,7 +149,6 @@ def test_memory_holds_about_one_chunk_and_one_query():
 
 
 def test_evaluate_run_streams_with_it_and_names_the_line_the_same(tmp_path):
-    HOST.reset()
     rng = random.Random(3)
     run = {f"q{i}": {f"d{j}": rng.choice([0.5, 1.0, 2.0]) for j in range(30)} for i in range(40)}
     qrels = {f"q{i}": {f"d{j}": 1.0 for j in range(0, 30, 4)} for i in range(45)}
@@ -154,7 +166,6 @@ def test_evaluate_run_streams_with_it_and_names_the_line_the_same(tmp_path):
 
 
 def test_no_warning_for_a_file_it_refuses(tmp_path):
-    HOST.reset()
     path = tmp_path / "run.txt"
     path.write_text("q1 Q0 a 1 1 x\nq1 Q0 a 1 1 x\n")
     with pytest.raises(DatasetFormatError, match=r"run.txt:2: doc 'a' listed again"):

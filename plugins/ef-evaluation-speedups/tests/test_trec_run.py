@@ -23,14 +23,12 @@ import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
 from ef.evaluation import DatasetFormatError, read_trec_run, write_trec_run
-from ef.evaluation._io import qrels as core_qrels
-from ef.evaluation._io import stream as core_stream
-from ef.evaluation._io.files import open_binary, open_text
-from ef.evaluation._plugins import HOST
+from ef.evaluation.extending import reference_trec_run_groups
 from hypothesis import (
     HealthCheck,
     assume,
@@ -45,7 +43,7 @@ from hypothesis import strategies as st
 import ef_evaluation_speedups
 from ef_evaluation_speedups import LineError, fast_float, parse_trec_run
 from ef_evaluation_speedups._trec_run import RunParser
-from speedups_switch import speedups_off
+from speedups_switch import speedups_hooks, speedups_off
 
 CHUNK_SIZES = (1, 2, 3, 7, 64, ef_evaluation_speedups.CHUNK_SIZE)
 BOM = b"\xef\xbb\xbf"
@@ -232,16 +230,14 @@ def run_files(
 @pytest.fixture(scope="module", autouse=True)
 def plugin(speedups_loaded: None) -> None:
     """Every test here runs with the plugin loaded (conftest.py) and reading TREC runs."""
-    assert HOST.trec_run_parser() is parse_trec_run
+    assert "ef_evaluation_trec_run_parser" in (speedups_hooks() or ())
 
 
 @contextlib.contextmanager
 def builtin_reader() -> Iterator[None]:
     """Switch the plugin off: ``read_trec_run`` uses its built-in pure-Python reader."""
     with speedups_off():
-        assert HOST.trec_run_parser() is None
         yield
-    assert HOST.trec_run_parser() is parse_trec_run
 
 
 def read_outcome(path: Path) -> Table | DatasetFormatError:
@@ -258,17 +254,36 @@ def builtin_read(path: Path, *, keep_duplicates: bool = False) -> Table | Datase
     query, instead of the error it then raises (a later copy overwrites an earlier one), which
     is what the parser returns for the caller to check.
     """
-    with builtin_reader():
-        if not keep_duplicates:
+    if not keep_duplicates:
+        with builtin_reader():
             return read_outcome(path)
-        with mock.patch.object(core_qrels, "raise_duplicate", lambda path: None):
-            return read_outcome(path)
+    # The built-in reader's one loop over the lines, its runs of lines joined as it joins them.
+    table: Table = {}
+    try:
+        for qid, scores, *_ in reference_trec_run_groups(path):
+            table.setdefault(qid, {}).update(scores)
+    except DatasetFormatError as error:
+        return error
+    return table
+
+
+@contextlib.contextmanager
+def open_binary(path: Path) -> Iterator[io.BufferedReader | gzip.GzipFile]:
+    """The file's bytes, gzip undone (recognised by its magic bytes, as the readers do)."""
+    with open(path, "rb") as raw:
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield unzipped
+        else:
+            yield raw
 
 
 def count_lines(path: Path) -> tuple[int, int]:
-    """Lines and blank lines, as the built-in reader counts them."""
-    with open_text(path) as lines:
-        counted = [line.isspace() for line in lines]
+    """Lines and blank lines, as the built-in reader counts them: UTF-8, a byte-order mark
+    dropped, lines ended by ``"\\n"`` only (a last line may have no end)."""
+    with open_binary(path) as stream:
+        text = stream.read().decode("utf-8-sig")
+    counted = [line.isspace() for line in re.findall(r"[^\n]*\n|[^\n]+$", text)]
     return len(counted), sum(counted)
 
 
@@ -496,14 +511,22 @@ def typical_run(rng: random.Random, queries: int, depth: int) -> Table:
 
 @contextlib.contextmanager
 def builtin_reader_forbidden() -> Iterator[None]:
-    """Fail if read_trec_run falls back to its built-in reader."""
+    """Fail unless read_trec_run reads with the parser, which takes the whole file (declining
+    it would send the file to the built-in reader)."""
+    outcomes: list[BaseException | None] = []
+    feed = ef_evaluation_speedups._fed
 
-    def refuse(path: object) -> None:
-        raise AssertionError(f"the built-in reader read {path}: the parser declined it")
+    def fed(*args: Any) -> Iterator[bool]:
+        try:
+            yield from feed(*args)
+        except BaseException as error:
+            outcomes.append(error)
+            raise
+        outcomes.append(None)
 
-    # The built-in reader's one loop over a run file's lines (trec_groups) opens it here.
-    with mock.patch.object(core_stream, "open_text", refuse):
+    with mock.patch.object(ef_evaluation_speedups, "_fed", fed):
         yield
+    assert outcomes and outcomes[-1] is None, f"the parser declined the file: {outcomes[-1]!r}"
 
 
 # A leading U+FEFF would be read as the file's byte-order mark, so ids here do without it.
@@ -556,11 +579,17 @@ def test_typical_run_takes_the_fast_path(tmp_path: Path, compress: bool) -> None
 )
 def test_plugin_selection_switches_the_parser(selection: str | None, loaded: bool) -> None:
     """EF_EVALUATION_PLUGINS without ``speedups`` leaves run files to the built-in reader."""
+    # Whether read_trec_run reads a run file with the plugin's parser (its feeding loop).
     code = (
-        "import warnings; warnings.simplefilter('ignore')\n"
-        "from ef.evaluation._plugins import HOST\n"
-        "parser = HOST.trec_run_parser()\n"
-        "print(None if parser is None else f'{parser.__module__}.{parser.__qualname__}')\n"
+        "import pathlib, tempfile, warnings; warnings.simplefilter('ignore')\n"
+        "import ef_evaluation_speedups\n"
+        "from ef.evaluation import read_trec_run\n"
+        "fed, feed = [], ef_evaluation_speedups._fed\n"
+        "ef_evaluation_speedups._fed = lambda *args: fed.append(1) or feed(*args)\n"
+        "path = pathlib.Path(tempfile.mkdtemp(), 'run.txt')\n"
+        "path.write_text('q Q0 d 1 2.5 t\\n')\n"
+        "assert read_trec_run(path) == {'q': {'d': 2.5}}\n"
+        "print(bool(fed))\n"
     )
     environment = {"PATH": "", "PYTHONNOUSERSITE": "1"}
     if selection is not None:
@@ -568,8 +597,7 @@ def test_plugin_selection_switches_the_parser(selection: str | None, loaded: boo
     result = subprocess.run(
         [sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True
     )
-    expected = "ef_evaluation_speedups.parse_trec_run" if loaded else "None"
-    assert result.stdout.strip() == expected
+    assert result.stdout.strip() == str(loaded)
 
 
 # fast_float: the exact fast path

@@ -17,13 +17,15 @@ from typing import Any, cast
 
 import ray
 
-from ef._search_types import SearchHit
-from ef._segmenting import whole_documents
-from ef.evaluation._plugins import HOST, adapt_retriever
-from ef.evaluation._running.adapters import PreparedRetriever, prepare_retriever
-from ef.evaluation._running.driver import retriever_identity
-from ef.source_manager import ingest
-from ef_evaluation_ray._bm25_shard import CollectionStatistics, GlobalBm25Shard, shard_statistics
+from ef.evaluation.extending import (
+    PreparedRetriever,
+    doc_id_getter,
+    prepare_retriever,
+    retriever_identity,
+    whole_documents,
+)
+from ef.source_manager import SearchHit, ingest
+from ef_evaluation_ray._bm25_shard import CollectionStatistics, global_bm25_shard, shard_statistics
 from ef_evaluation_ray._calls import LOST
 from ef_evaluation_ray._hits import RankedHit
 
@@ -53,7 +55,7 @@ def _compact(results: Any) -> Any:
     text; any other results as they are."""
     if type(results) is not list or not results:
         return results
-    getter = HOST.doc_id_getter(SearchHit)
+    getter = doc_id_getter(SearchHit)
     if getter is None:
         return results
     compact = []
@@ -240,9 +242,7 @@ class _Replica(_Built):
     def _answer(self, query: str, limit: int) -> Any:
         prepared = self._prepared.get(limit)
         if prepared is None:
-            prepared = self._prepared[limit] = prepare_retriever(
-                self._retriever, limit, adapt_retriever
-            )
+            prepared = self._prepared[limit] = prepare_retriever(self._retriever, limit)
         results = prepared.call(query)
         if prepared.is_async and inspect.isawaitable(results):
             # The replica's threads have no running loop; each call gets one of its own.
@@ -278,7 +278,7 @@ class _Shard(_Built):
         try:
             if embedder == "bm25":
                 assert statistics is not None
-                self._index: Any = GlobalBm25Shard(whole_documents(documents), statistics)
+                self._index: Any = global_bm25_shard(whole_documents(documents), statistics)
             else:
                 self._index = ingest(documents, embedder=embedder, **options)
         except Exception as error:

@@ -6,7 +6,7 @@ average length. bm25s computes them inside ``index()`` from what it is given; a 
 that way would rank by its own statistics, not the corpus's. So each shard first reports its
 local statistics (:func:`shard_statistics`), the driver adds them up
 (:meth:`CollectionStatistics.combine`), and every shard builds its score matrix from the sums
-with bm25s's own scoring functions (:class:`GlobalBm25Shard`) — each (term, document) weight is
+with bm25s's own scoring functions (:func:`global_bm25_shard`) — each (term, document) weight is
 then the one bm25s computes on the whole corpus, and a query's scores are summed in the same
 order, so the scores are equal to the last bit.
 
@@ -22,12 +22,10 @@ from typing import Any
 
 import attrs
 
-from ef._bm25_index import Bm25Index, _engine, _tokenizer
-from ef._encoding import require
-from ef._segment_index import SegmentIndex
+from ef.evaluation.extending import Bm25Index, bm25_engine, bm25_tokenizer
 from ef.segments import Segment
 
-__all__ = ["CollectionStatistics", "GlobalBm25Shard", "shard_statistics"]
+__all__ = ["CollectionStatistics", "global_bm25_shard", "shard_statistics"]
 
 
 @attrs.frozen
@@ -64,7 +62,7 @@ class CollectionStatistics:
 
 def _tokenized(texts: Sequence[str]) -> tuple[Any, list[list[int]], list[str]]:
     """The tokenizer, every text's token ids, and each id's stem."""
-    tokenizer = _tokenizer()
+    tokenizer = bm25_tokenizer()
     # Every text may add to the vocabulary (bm25s's default only lets the first call add).
     ids = tokenizer.tokenize(list(texts), update_vocab=True, show_progress=False, return_as="ids")
     stems = [""] * len(tokenizer.stem_to_sid)
@@ -92,7 +90,9 @@ def shard_statistics(texts: Sequence[str]) -> CollectionStatistics:
     )
 
 
-class GlobalBm25Shard(Bm25Index):
+def global_bm25_shard(
+    segments: Sequence[Segment], statistics: CollectionStatistics, *, name: str = "bm25"
+) -> Bm25Index:
     """The built-in BM25 index over one shard, its scores those of the whole collection.
 
     Searching it (``search(query, limit=..., per_document=True)``) gives the hits the whole
@@ -102,62 +102,66 @@ class GlobalBm25Shard(Bm25Index):
     :param segments: this shard's documents.
     :param statistics: the whole collection's statistics (:meth:`CollectionStatistics.combine`).
     :param name: how the index describes itself.
+    :raises ValueError: when ``statistics`` count a term in fewer documents than this shard holds.
     """
+    segments = list(segments)
+    tokenizer, ids, stems = _tokenized([segment.text for segment in segments])
+    engine = bm25_engine()
+    if segments:
+        _score(engine, ids, stems, statistics)
+    return Bm25Index.from_engine(segments, tokenizer, engine, name=name)
 
-    def __init__(
-        self, segments: Sequence[Segment], statistics: CollectionStatistics, *, name: str = "bm25"
-    ) -> None:
-        bm25s = require("bm25s", "bm25", "BM25 indexing")
-        SegmentIndex.__init__(self, segments, name=name)
-        self._tokenizer, ids, stems = _tokenized([segment.text for segment in self.segments])
-        self._bm25 = engine = _engine(bm25s)
-        if not self.segments:
-            return
-        scoring = importlib.import_module("bm25s.scoring")
-        local = _local_frequencies(ids, len(stems))
-        frequencies = statistics.document_frequencies
-        missing = [
-            stem
-            for stem, count in zip(stems, local.values(), strict=True)
-            if count and frequencies.get(stem, 0) < count
-        ]
-        if missing:
-            raise ValueError(
-                f"the collection statistics do not cover this shard: term {missing[0]!r} is "
-                "counted in fewer documents than this shard alone holds"
-            )
-        idf = scoring._build_idf_array(
-            doc_frequencies={token: frequencies.get(stems[token], 0) for token in local},
-            n_docs=statistics.documents,
-            compute_idf_fn=scoring._select_idf_scorer(engine.idf_method),
-            dtype=engine.dtype,
+
+def _score(
+    engine: Any, ids: list[list[int]], stems: list[str], statistics: CollectionStatistics
+) -> None:
+    """Fill ``engine`` with the scores of the documents ``ids`` under the collection's
+    ``statistics``, as bm25s's ``index()`` fills it with the documents' own."""
+    scoring = importlib.import_module("bm25s.scoring")
+    local = _local_frequencies(ids, len(stems))
+    frequencies = statistics.document_frequencies
+    missing = [
+        stem
+        for stem, count in zip(stems, local.values(), strict=True)
+        if count and frequencies.get(stem, 0) < count
+    ]
+    if missing:
+        raise ValueError(
+            f"the collection statistics do not cover this shard: term {missing[0]!r} is "
+            "counted in fewer documents than this shard alone holds"
         )
-        # As bm25s's build_index_from_ids, with the collection's idf and average length; the
-        # local frequencies only size the arrays (one entry per document and term it holds).
-        data, rows, columns = scoring._build_scores_and_indices_for_matrix(
-            corpus_token_ids=ids,
-            idf_array=idf,
-            avg_doc_len=statistics.average_length(),
-            doc_frequencies=local,
-            k1=engine.k1,
-            b=engine.b,
-            delta=engine.delta,
-            nonoccurrence_array=None,
-            method=engine.method,
-            dtype=engine.dtype,
-            int_dtype=engine.int_dtype,
-            show_progress=False,
+    idf = scoring._build_idf_array(
+        doc_frequencies={token: frequencies.get(stems[token], 0) for token in local},
+        n_docs=statistics.documents,
+        compute_idf_fn=scoring._select_idf_scorer(engine.idf_method),
+        dtype=engine.dtype,
+    )
+    # As bm25s's build_index_from_ids, with the collection's idf and average length; the
+    # local frequencies only size the arrays (one entry per document and term it holds).
+    data, rows, columns = scoring._build_scores_and_indices_for_matrix(
+        corpus_token_ids=ids,
+        idf_array=idf,
+        avg_doc_len=statistics.average_length(),
+        doc_frequencies=local,
+        k1=engine.k1,
+        b=engine.b,
+        delta=engine.delta,
+        nonoccurrence_array=None,
+        method=engine.method,
+        dtype=engine.dtype,
+        int_dtype=engine.int_dtype,
+        show_progress=False,
+    )
+    shape = (len(ids), len(stems))
+    if engine.csc_backend == "scipy":
+        matrix = importlib.import_module("scipy.sparse").csc_matrix(
+            (data, (rows, columns)), shape=shape, dtype=engine.dtype
         )
-        shape = (len(ids), len(stems))
-        if engine.csc_backend == "scipy":
-            matrix = importlib.import_module("scipy.sparse").csc_matrix(
-                (data, (rows, columns)), shape=shape, dtype=engine.dtype
-            )
-            data, indices, indptr = matrix.data, matrix.indices, matrix.indptr
-        else:
-            data, indices, indptr = engine._np_csc(data=data, rows=rows, cols=columns, shape=shape)
-            data = data.astype(engine.dtype)
-        engine.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": len(ids)}
-        engine.nonoccurrence_array = None
-        engine.vocab_dict = {token: token for token in local}
-        engine.unique_token_ids_set = set(local)
+        data, indices, indptr = matrix.data, matrix.indices, matrix.indptr
+    else:
+        data, indices, indptr = engine._np_csc(data=data, rows=rows, cols=columns, shape=shape)
+        data = data.astype(engine.dtype)
+    engine.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": len(ids)}
+    engine.nonoccurrence_array = None
+    engine.vocab_dict = {token: token for token in local}
+    engine.unique_token_ids_set = set(local)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ef._segmenting import segments_fingerprint, whole_documents
+from ef.evaluation.extending import index_retriever_id, whole_documents
 from ef_evaluation_ray._calls import await_refs
-from ef_evaluation_ray._retriever import (
+from ef_evaluation_ray._starting import (
     DEFAULT_START_TIMEOUT,
     check_resources,
     check_timeout,
@@ -97,8 +97,7 @@ class ShardedIndex:
         self.documents = len(segments)
         self.num_cpus, self.num_gpus = num_cpus, num_gpus
         # The unsharded index's identity: the same hits, so its journals are interchangeable.
-        fingerprint = segments_fingerprint(segments)[:12]
-        self.retriever_id = retriever_id or f"{embedder}(corpus={fingerprint})"
+        self.retriever_id = retriever_id or index_retriever_id(segments, name=embedder)
         parts = split_corpus(corpus, shards)
         statistics = None
         if embedder == "bm25":
