@@ -159,9 +159,11 @@ def evaluate_retrieval(
         off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
     :param journal: a JSONL file recording each finished query as it lands (flushed per
         record). Rerunning with the same journal skips the finished queries and retries the
-        failed ones; the journal can be re-scored with other metrics or cutoffs up to the
-        ``limit`` it was retrieved with (``limit=None`` then adopts it). A journal written for
-        other qrels, queries, retriever or limit is refused.
+        failed ones (with ``progress``, a line on standard error says how many it took from
+        the journal, as ``report.manifest["journal"]["resumed"]`` records); the journal can be
+        re-scored with other metrics or cutoffs up to the ``limit`` it was retrieved with
+        (``limit=None`` then adopts it). A journal written for other qrels, queries, retriever
+        or limit is refused.
     :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
         by default its ``retriever_id`` attribute or its qualified name.
     :param relevance_level: the smallest grade that counts as relevant (trec_eval ``-l``);
@@ -186,6 +188,7 @@ def evaluate_retrieval(
     """
     with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
         evaluation = RetrieverRun(retriever, qrels, queries, options)
+        _say_resumed(evaluation, options)
         if options.runs_inline and not evaluation.prepared.is_async:
             evaluation.run_inline()
         else:
@@ -209,6 +212,27 @@ def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
     """
     with as_callback(options.progress, label="queries", unit="queries", counts=_counts) as callback:
         yield options if callback is options.progress else attrs.evolve(options, progress=callback)
+
+
+def resumed_line(resumed: int, planned: int, journal: str | os.PathLike[str]) -> str:
+    """What an evaluation resumed from a journal says before it retrieves anything.
+
+    >>> resumed_line(48, 300, "bm25.jsonl")
+    'resumed: 48 of 300 queries from the journal bm25.jsonl (252 left to retrieve)'
+    """
+    left = planned - resumed
+    rest = f"{left} left to retrieve" if left else "nothing left to retrieve"
+    return f"resumed: {resumed} of {planned} queries from the journal {os.fspath(journal)} ({rest})"
+
+
+def _say_resumed(evaluation: RetrieverRun, options: EvaluationOptions) -> None:
+    """With ``progress``, say on standard error how much a journal spared (the manifest's
+    ``journal.resumed`` holds it too)."""
+    if options.progress and evaluation.journal is not None and evaluation.resumed:
+        line = resumed_line(
+            evaluation.resumed, len(evaluation.sheet.plan.planned), evaluation.journal.path
+        )
+        print(line, file=sys.stderr, flush=True)
 
 
 def _counts(progress: Progress) -> tuple[int, int | None, str]:
@@ -259,6 +283,7 @@ async def evaluate_retrieval_async(
     """
     with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
         evaluation = RetrieverRun(retriever, qrels, queries, options)
+        _say_resumed(evaluation, options)
         await evaluation.run_async()
     return _finish(evaluation)
 

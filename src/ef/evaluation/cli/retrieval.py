@@ -20,8 +20,11 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ef.evaluation import (
     IncompleteEvaluationWarning,
+    RetrievalEvalReport,
     evaluate_retrieval,
     read_dataset,
     read_run,
@@ -258,6 +261,8 @@ def handle(args: argparse.Namespace) -> int:
             journal=journal.path,
         )
     warn_failures(report, output_format=args.format)
+    if args.index_dir is not None:
+        report = _with_index(report, retriever, args.index_dir)
     title = (
         f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus):,} documents, "
         f"{report.n_queries} queries"
@@ -277,6 +282,13 @@ def handle(args: argparse.Namespace) -> int:
         reports = {args.retriever: report}
         runs_html(args.html, reports, runs=run, qrels=qrels, corpus=corpus, queries=queries)
     return 0
+
+
+def _with_index(report: RetrievalEvalReport, retriever: Any, index_dir: str) -> RetrievalEvalReport:
+    """``report`` with the manifest saying whether ``--index-dir`` was reused or (re)built."""
+    loaded = getattr(retriever, "loaded_from", None)
+    index = {"path": index_dir, "reused": loaded is not None}
+    return attrs.evolve(report, manifest={**report.manifest, "index": index})
 
 
 def _dataset_name(source: str) -> str:
