@@ -22,6 +22,7 @@ from ef.evaluation._running.options import (
     RunOptions,
 )
 from ef.evaluation._running.run_scoring import score_run
+from ef.evaluation._running.saved_run import saved, saving_run
 from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.run_queries import MissingQueries
 from ef.evaluation._types import Qrels, Queries, Run
@@ -77,6 +78,7 @@ def evaluate_retrieval(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    save_run: str | os.PathLike[str] | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -171,9 +173,19 @@ def evaluate_retrieval(
         as trec_eval does; a query with nothing relevant at the level is skipped.
     :param judged_only: rank only judged documents (trec_eval ``-J``): a retrieved document
         without a grade ``>= 0`` is dropped before ranks are counted.
+    :param save_run: also write the rankings that were scored to this run file once the
+        evaluation is done, as ``ef-eval retrieval --save-run`` does: TREC, or JSON, JSON Lines
+        or Parquet by the file's name (``.json``, ``.jsonl``, ``.parquet``; ``.gz``
+        compresses), written all at once, tagged with the retriever's identity. The rankings
+        come from ``journal`` (a temporary one when not given, removed once the file is
+        written); the scores are the retriever's wherever trec_eval's ordering of them gives
+        the evaluated ranking back, else ``n - rank``. ``report.manifest["run_file"]`` names
+        the file. Its folder must exist (checked before anything is retrieved); if the file
+        cannot be written, the error says where the rankings are kept.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
+    :raises FileNotFoundError: when the folder of ``save_run`` does not exist.
     :raises TypeError: for a grade that is not a number or a doc id in ``qrels`` that is not a
         string.
     :raises QueryError: for a failed query in ``on_error="raise"`` mode.
@@ -186,21 +198,23 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options)
-        _say_resumed(evaluation, options)
-        if options.runs_inline and not evaluation.prepared.is_async:
-            evaluation.run_inline()
-        else:
-            import anyio
-            import anyio.from_thread
-
-            if _in_event_loop():
-                with anyio.from_thread.start_blocking_portal() as portal:
-                    portal.call(evaluation.run_async)
+    with saving_run(save_run, journal) as saver:
+        journal = journal if saver is None else saver.journal
+        with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+            evaluation = RetrieverRun(retriever, qrels, queries, options)
+            _say_resumed(evaluation, options)
+            if options.runs_inline and not evaluation.prepared.is_async:
+                evaluation.run_inline()
             else:
-                anyio.run(evaluation.run_async)
-    return _finish(evaluation)
+                import anyio
+                import anyio.from_thread
+
+                if _in_event_loop():
+                    with anyio.from_thread.start_blocking_portal() as portal:
+                        portal.call(evaluation.run_async)
+                else:
+                    anyio.run(evaluation.run_async)
+        return saved(_finish(evaluation), saver)
 
 
 @contextlib.contextmanager
@@ -263,6 +277,7 @@ async def evaluate_retrieval_async(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    save_run: str | os.PathLike[str] | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -281,11 +296,13 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options)
-        _say_resumed(evaluation, options)
-        await evaluation.run_async()
-    return _finish(evaluation)
+    with saving_run(save_run, journal) as saver:
+        journal = journal if saver is None else saver.journal
+        with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+            evaluation = RetrieverRun(retriever, qrels, queries, options)
+            _say_resumed(evaluation, options)
+            await evaluation.run_async()
+        return saved(_finish(evaluation), saver)
 
 
 def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
