@@ -263,10 +263,8 @@ def handle(args: argparse.Namespace) -> int:
     warn_failures(report, output_format=args.format)
     if args.index_dir is not None:
         report = _with_index(report, retriever, args.index_dir)
-    title = (
-        f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus):,} documents, "
-        f"{report.n_queries} queries"
-    )
+    system = f"{args.retriever} on {_dataset_name(args.dataset)}"
+    title = f"{system}: {len(corpus):,} documents, {report.n_queries} queries"
     table = retrieval_table(
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
@@ -280,7 +278,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.html:
         run = None if args.save_run is None else {args.retriever: read_run(args.save_run)}
         reports = {args.retriever: report}
-        runs_html(args.html, reports, runs=run, qrels=qrels, corpus=corpus, queries=queries)
+        title = redact_url(system)
+        runs_html(
+            args.html, reports, runs=run, qrels=qrels, title=title, corpus=corpus, queries=queries
+        )
     return 0
 
 
