@@ -111,6 +111,15 @@ def column(driver: webdriver.Chrome, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the pages' pictures go: ``EF_HTML_SCREENSHOTS`` (the docs' are taken this way)."""
+    named = os.environ.get("EF_HTML_SCREENSHOTS")
+    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
 def evaluation_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("evaluation")
     ef_eval(
@@ -129,9 +138,10 @@ def evaluation_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_evaluation_page_is_titled_with_the_system_and_the_dataset(
-    chromium: webdriver.Chrome, evaluation_page: Path
+    chromium: webdriver.Chrome, evaluation_page: Path, screenshots: Path
 ) -> None:
     open_page(chromium, evaluation_page)
+    chromium.save_screenshot(str(screenshots / "cli-evaluation.png"))
     assert chromium.title == "bm25 on builtin:stdlib-docs"
     assert chromium.find_element(By.TAG_NAME, "h1").text == "bm25 on builtin:stdlib-docs"
 
@@ -180,12 +190,13 @@ def test_without_a_title_the_page_names_the_system(
 
 
 def test_the_rag_page_names_samples_and_shows_a_list_of_references(
-    chromium: webdriver.Chrome, tmp_path: Path
+    chromium: webdriver.Chrome, tmp_path: Path, screenshots: Path
 ) -> None:
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps(sample) + "\n" for sample in SAMPLES))
     ef_eval("rag", samples, "--html", "rag.html", cwd=tmp_path)
     open_page(chromium, tmp_path / "rag.html")
+    chromium.save_screenshot(str(screenshots / "cli-rag.png"))
     assert chromium.title == "RAG evaluation of samples.jsonl"
     assert column(chromium, "question") == [sample["user_input"] for sample in SAMPLES]
     assert column(chromium, "sample") == ["0", "1", "2"]  # not the question again
