@@ -245,3 +245,25 @@ def test_retrieval_piped_fits_and_tsv_is_offered() -> None:
         "retriever": "bm25",
         **{key: four(value) for key, value in data["metrics"].items()},
     }
+
+
+def test_rag_per_sample_blocks_each_repeat_the_line_number(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.jsonl"
+    lines = [
+        {"user_input": f"q{i}?", "response": f"a{i}", "reference": f"a{i % 3}"}
+        | ({"retrieved_contexts": [f"a{i} b"]} if i % 4 else {})
+        for i in range(1, 13)
+    ]
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    metrics = "exact_match,token_f1,context_recall,context_precision,non_empty_rate,"
+    metrics += "raw_exact_match,string_present,non_llm_string_similarity"
+    args = ["rag", samples, "--per-query", "--metrics", metrics]
+    text = piped(*args)
+    blocks = read_blocks(text)
+    assert len(blocks) > 1 and all(header[0] == "line" for header, _ in blocks)
+    assert max(map(len, text.splitlines())) <= 80
+    data = json.loads(piped(*args, "--format", "json"))
+    assert cells(text, labels=1) == {
+        (str(line),): {key: "-" if value is None else four(value) for key, value in values.items()}
+        for line, values in enumerate(data["per_sample"], 1)
+    }

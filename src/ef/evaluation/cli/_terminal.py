@@ -89,9 +89,10 @@ def transposed(table: Table) -> Table | None:
 def column_blocks(table: Table, width: int) -> list[Table]:
     """Split a table too wide for ``width`` into tables of fewer columns that each fit.
 
-    The leading label (non-number) columns are repeated in every block. A table whose labels
-    alone do not leave room for one number column, or that has no number column, is returned
-    whole (its text columns can wrap).
+    The leading label (non-number) columns are repeated in every block, and the first column
+    always is a label, even of numbers (``rag --per-query``'s line numbers). A table whose
+    labels alone do not leave room for one number column, or that has no number column, is
+    returned whole (its text columns can wrap).
 
     >>> table = Table("t", ["run", "a", "b", "c"], [["bm25", 0.1, 0.2, 0.3]])
     >>> [block.columns for block in column_blocks(table, 26)]
@@ -99,7 +100,7 @@ def column_blocks(table: Table, width: int) -> list[Table]:
     """
     if natural_width(table) <= width:
         return [table]
-    labels = 0
+    labels = 1
     while labels < len(table.columns) and not table.numeric(labels):
         labels += 1
     if labels == len(table.columns):
