@@ -49,7 +49,8 @@ def test_fuse_writes_the_fused_run(files, capsys):
     code, out, err = run(
         capsys, "fuse", files["bm25"], files["dense"], "--method", "rrf", "-o", files["out"]
     )
-    assert (code, out, err) == (0, "", "")
+    assert (code, out) == (0, "")
+    assert err == f"wrote {files['out']}: {len(BM25)} queries, rrf of 2 runs\n"
     assert read_trec_run(files["out"]) == fuse([BM25, DENSE], method="rrf")
     assert files["out"].read_text().splitlines()[0].endswith(" fused")
 

@@ -146,6 +146,9 @@ def test_fuse_refuses_runs_sharing_no_query_and_warns_of_a_partial_one(files, tm
     )
     warned = ef_eval("fuse", files["full"], files["partial"], "-o", fused)
     assert warned.returncode == 0 and fused.exists()
+    wrote = f"wrote {fused}: 3 queries, rrf of 2 runs\n"  # what fuse says once it is written
+    assert warned.stderr.endswith(wrote)
+    warned.stderr = warned.stderr.removesuffix(wrote)
     assert _one_line(warned, "warning") == (
         "1 of 3 queries of run 1 are not in run 2; they are fused from run 1 alone: '3'"
     )
@@ -157,4 +160,6 @@ def test_fuse_refuses_runs_sharing_no_query_and_warns_of_a_partial_one(files, tm
     silent = ef_eval(
         "fuse", files["full"], files["prefixed"], "-o", fused, "--missing-queries", "zero"
     )
-    assert (silent.returncode, silent.stderr) == (0, "") and fused.exists()
+    assert silent.returncode == 0 and fused.exists()
+    written = {line.split()[0] for line in fused.read_text().splitlines()}  # '1'…'3', 'q1'…'q3'
+    assert silent.stderr == f"wrote {fused}: {len(written)} queries, rrf of 2 runs\n"

@@ -92,7 +92,7 @@ def assert_rebuilt(
     assert rankings(again) == rankings(fresh)
 
 
-def test_a_whole_index_loads_and_is_reused_without_a_word(
+def test_a_whole_index_loads_and_is_reused_without_a_warning(
     saved: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     manifest = json.loads((saved / MANIFEST).read_text())
@@ -105,7 +105,8 @@ def test_a_whole_index_loads_and_is_reused_without_a_word(
         assert len(entry["sha256"]) == 64
     with caplog.at_level(logging.INFO, logger=LOGGER):
         assert ingest(CORPUS_A, index_dir=saved).loaded_from == saved.absolute()
-    assert caplog.records == []
+    (record,) = caplog.records  # the reuse is announced, at INFO
+    assert record.levelno == logging.INFO and record.getMessage().startswith("loaded index from")
     assert rankings(load_index(saved)) == rankings(ingest(CORPUS_A))
 
 

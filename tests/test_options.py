@@ -36,7 +36,8 @@ def keywords(function) -> dict[str, object]:
 
 @pytest.mark.parametrize("function", [evaluate_retrieval, evaluate_retrieval_async])
 def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
-    assert keywords(function) == EvaluationOptions.keywords()
+    # Besides them, only where to save the rankings once the evaluation is done.
+    assert keywords(function) == {**EvaluationOptions.keywords(), "save_run": None}
 
 
 def test_evaluate_run_takes_exactly_the_scoring_options():

@@ -11,6 +11,7 @@ file of its own, or anything at all without a manifest) is never replaced.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -32,6 +33,7 @@ __all__ = [
     "check_target",
     "read_index_dir",
     "read_manifest",
+    "saved_at",
     "write_index_dir",
 ]
 
@@ -103,6 +105,26 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
             f"format_version {version!r}; this version of ef-evaluation reads {FORMAT_VERSION}",
         )
     return manifest
+
+
+def saved_at(folder: str | os.PathLike[str], manifest: Mapping[str, Any]) -> str:
+    """When the index in ``folder`` was saved, in UTC to the minute: the manifest's ``saved``,
+    or (an index saved before it was recorded) the time its manifest was written.
+
+    >>> saved_at(".", {"saved": "2026-12-04T17:42:31+00:00"})
+    '2026-12-04 17:42 UTC'
+    """
+    try:
+        when = datetime.datetime.fromisoformat(str(manifest["saved"]))
+    except (KeyError, ValueError):
+        try:
+            mtime = os.stat(Path(folder) / MANIFEST).st_mtime
+        except OSError:
+            return "at an unknown time"
+        when = datetime.datetime.fromtimestamp(mtime, datetime.UTC)
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.UTC)
+    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _manifest_of(path: Path) -> dict[str, Any] | None:
@@ -276,6 +298,7 @@ def write_index_dir(
         complete = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
+            "saved": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             **manifest,
             "files": list_files(staging, leave_out=MANIFEST),
         }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from ef._bm25_index import BM25_PROTOCOL, Bm25Index
 from ef._dense_index import DenseIndex
 from ef._encoding import DEFAULT_BATCH_SIZE, load_model, model_fingerprint, resolve_model
 from ef._index_progress import IndexProgressArg
-from ef._index_store import MANIFEST, check_target, read_index_dir, read_manifest
+from ef._index_store import MANIFEST, check_target, read_index_dir, read_manifest, saved_at
 from ef._segmenting import (
     segment_corpus,
     segment_document,
@@ -69,7 +70,8 @@ PROTOCOLS: Mapping[str, Mapping[str, Any]] = {
 """What :func:`ingest` does by default, protocol by protocol (the docs name the same)."""
 
 _log = logging.getLogger("ef.source_manager")
-"""Where :func:`ingest` says why it rebuilds a saved index instead of reusing it."""
+"""Where :func:`ingest` says that it reused a saved index (INFO), or why it rebuilds one
+instead (WARNING)."""
 
 
 def _segments(
@@ -112,17 +114,41 @@ def _wanted(
 
 
 def _reuse(
-    index_dir: str | os.PathLike[str], wanted: dict[str, Any], device: str | None
+    index_dir: str | os.PathLike[str],
+    wanted: dict[str, Any],
+    device: str | None,
+    progress: IndexProgressArg,
 ) -> Bm25Index | DenseIndex | str:
-    """The index saved in ``index_dir`` when it was built as ``wanted`` and its files are whole;
-    otherwise why not (empty when there is none, or it is simply another index)."""
+    """The index saved in ``index_dir`` when it was built as ``wanted`` and its files are whole
+    (announced: :func:`loaded_line`); otherwise why not (empty when there is none, or it is
+    simply another index)."""
     try:
         manifest = read_manifest(index_dir)
         if manifest is None or manifest.get("identity") != wanted:
             return ""
-        return load_index(index_dir, device=device)
+        index = load_index(index_dir, device=device)
     except (ValueError, ImportError) as error:
         return str(error)
+    line = loaded_line(index, saved_at(index_dir, manifest))
+    _log.info("%s", line)
+    if progress is True:
+        print(line, file=sys.stderr, flush=True)
+    return index
+
+
+def loaded_line(index: Bm25Index | DenseIndex, saved: str) -> str:
+    """What reusing a saved index says: where from, how much, and when it was built.
+
+    >>> index = Bm25Index(whole_documents({"a": "red apples", "b": "green pears"}), name="bm25")
+    >>> index.loaded_from = "runs/index"
+    >>> loaded_line(index, "2026-12-04 17:42 UTC")
+    'loaded index from runs/index (bm25, 2 documents, built 2026-12-04 17:42 UTC)'
+    """
+    documents = len({segment.source_id for segment in index.segments})
+    size = f"{documents:,} documents"
+    if len(index.segments) != documents:
+        size += f" in {len(index.segments):,} segments"
+    return f"loaded index from {index.loaded_from} ({index.name}, {size}, built {saved})"
 
 
 def ingest(
@@ -156,7 +182,7 @@ def ingest(
     segmenting = {"segment_size": segment_size, "overlap": overlap}
     if index_dir is not None:
         wanted = _wanted(embedder if kind != "st" else f"st:{model}", segments, segmenting, dtype)
-        reused = _reuse(index_dir, wanted, device)
+        reused = _reuse(index_dir, wanted, device, progress)
         if not isinstance(reused, str):
             return reused
         check_target(index_dir)  # before any work: never build what cannot be saved

@@ -115,11 +115,14 @@ def ingest(
     segments (a fingerprint of every id and text), with the same engine settings and the same
     model (for a model in a directory, a fingerprint of its files); otherwise the index is
     built and saved there, atomically, replacing the old one. ``index.loaded_from`` tells which
-    happened. :func:`load_index` reads a saved index back without the corpus. A saved index
-    whose files fail their check (see :func:`load_index`), or that an earlier release saved
-    without hashes, is rebuilt, and a warning on the ``ef.source_manager`` logger names the
-    file. A folder holding anything the index did not write (a note, a folder of one's own) is
-    never replaced: ``FileExistsError``, before any work.
+    happened; a reused index is announced in one line on standard error with ``progress=True``
+    ("loaded index from DIR (bm25, 5,183 documents, built 2026-12-04 17:42 UTC)"), and at INFO
+    on the ``ef.source_manager`` logger. :func:`load_index` reads a saved index back without
+    the corpus. A saved index whose files fail their check (see :func:`load_index`), or that
+    an earlier release saved without hashes, is rebuilt, and a warning on the
+    ``ef.source_manager`` logger names the file. A folder holding anything the index did not
+    write (a note, a folder of one's own) is never replaced: ``FileExistsError``, before any
+    work.
 
     .. versionchanged:: 0.2
        Documents are indexed whole by default (``segment_size=None``), as published BEIR

@@ -21,7 +21,15 @@ from ef.evaluation._html.rankings import (
 )
 from ef.evaluation._report.reports import RetrievalEvalReport
 
-__all__ = ["evaluation_page", "flatten", "headline", "k_points", "metric_table", "primary_metric"]
+__all__ = [
+    "default_title",
+    "evaluation_page",
+    "flatten",
+    "headline",
+    "k_points",
+    "metric_table",
+    "primary_metric",
+]
 
 _AT_K = re.compile(r"^(?P<metric>.+)@(?P<k>[0-9]+)$")
 _DISTRIBUTION_BINS = 10
@@ -31,9 +39,14 @@ _LATENCY_BINS = 20
 def flatten(value: Any, prefix: str = "") -> list[list[str]]:
     """A nested manifest as ``[path, value]`` rows, for a two-column table.
 
-    >>> flatten({'version': '0.2', 'parameters': {'k_values': [1, 10]}})
+    What holds nothing (``None``, an empty text, list or mapping: an option left at "none")
+    gives no row, rather than a row with a blank value.
+
+    >>> flatten({'version': '0.2', 'parameters': {'k_values': [1, 10], 'timeout': None}})
     [['version', '0.2'], ['parameters.k_values', '1, 10']]
     """
+    if value is None or value == "" or value == [] or value == ():
+        return []
     if isinstance(value, Mapping):
         rows: list[list[str]] = []
         for key, item in value.items():
@@ -109,6 +122,23 @@ def primary_metric(report: RetrievalEvalReport) -> str | None:
     return headline(list(dict.fromkeys(keys)))
 
 
+def default_title(report: RetrievalEvalReport) -> str:
+    """The page's title when none is given: the system the manifest names (``retriever``) and
+    how many queries were scored; a caller that knows the system and the dataset gives a
+    ``title`` naming both (``ef-eval retrieval`` does: "bm25 on scifact").
+
+    >>> default_title(RetrievalEvalReport({}, {}, 300, (10,), manifest={"retriever": "bm25"}))
+    'bm25: retrieval evaluation over 300 queries'
+    >>> default_title(RetrievalEvalReport({}, {}, 1, (10,)))
+    'Retrieval evaluation over 1 query'
+    """
+    queries = f"{report.n_queries:,} {'query' if report.n_queries == 1 else 'queries'}"
+    system = report.manifest.get("retriever")
+    if isinstance(system, str) and system:
+        return f"{system}: retrieval evaluation over {queries}"
+    return f"Retrieval evaluation over {queries}"
+
+
 def _columns(report: RetrievalEvalReport) -> list[str]:
     seen: dict[str, None] = dict.fromkeys(report.metrics)
     for row in report.per_query.values():
@@ -176,7 +206,7 @@ def evaluation_page(
         chart_specs["latency"] = latency["chart"]
     return {
         "kind": "evaluation",
-        "title": title or "Retrieval evaluation",
+        "title": title or default_title(report),
         "manifest": flatten(dict(report.manifest)),
         "n_queries": report.n_queries,
         "metrics": metric_table(report.metrics),

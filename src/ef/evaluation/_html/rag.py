@@ -2,6 +2,11 @@
 
 A RAG report keeps each sample's metric values, not the sample: the question, response,
 reference and contexts appear when the caller hands the samples over, in the report's order.
+The sample column names each sample by its id when the caller gave ids, else by its position
+(0-based, as ``report.per_sample`` and the library's errors count): an id that is only the
+question again (``evaluate_rag`` names samples by their question when no ``ids=`` are given)
+is not repeated beside it. A list of references (any of them counts as right) is kept a list,
+shown one answer after another, never as Python's ``['a', 'b']``.
 """
 
 from __future__ import annotations
@@ -18,9 +23,25 @@ __all__ = ["rag_page"]
 _TEXT_FIELDS = ("user_input", "response", "reference")
 
 
-def _text(sample: Mapping[str, Any], field: str) -> str | None:
+def _text(sample: Mapping[str, Any], field: str) -> str | list[str] | None:
+    """A text field as the page shows it; a list of references stays a list of texts."""
     value = sample.get(field)
-    return None if value is None else str(value)
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return [str(item) for item in value]
+    return str(value)
+
+
+def _name(report: RagEvalReport, index: int, sample: Mapping[str, Any]) -> str:
+    """The sample column's cell: the caller's id, else the position (never the question).
+
+    >>> report = RagEvalReport({}, {}, 1, per_sample=[{}], sample_ids=["capital of France?"])
+    >>> _name(report, 0, {"user_input": "capital of France?"}), _name(report, 0, {})
+    ('0', 'capital of France?')
+    """
+    name = report.sample_ids[index] if report.sample_ids else str(index)
+    return str(index) if name == sample.get("user_input") else name
 
 
 def rag_page(
@@ -43,8 +64,8 @@ def rag_page(
     metrics = list(report.metrics)
     rows = []
     for index, values in enumerate(report.per_sample):
-        name = report.sample_ids[index] if report.sample_ids else str(index)
         sample = samples[index] if samples is not None else {}
+        name = _name(report, index, sample)
         check_encodable(f"samples[{index}] ({name!r})", sample)
         contexts = [str(text) for text in sample.get("retrieved_contexts") or ()]
         rows.append(

@@ -9,6 +9,7 @@ and vl-convert (which carries Vega, Vega-Lite and vega-embed as one offline bund
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from importlib import resources
@@ -34,9 +35,15 @@ def _inline(script: str) -> str:
     return _END_OF_SCRIPT.sub(r"<\\/\1", script)
 
 
+_SNIPPET = "window.vegaEmbed = vegaEmbed;"
+
+
 @functools.cache
 def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one offline ES module that sets ``window.vegaEmbed``.
+
+    Built once per vl-convert version and kept in a user cache folder
+    (:mod:`ef.evaluation._html.bundle_cache`; ``EF_EVALUATION_CACHE`` names another, or none).
 
     :raises ImportError: naming the ``html`` extra when vl-convert is not installed.
     """
@@ -44,8 +51,17 @@ def vega_bundle() -> str:
         import vl_convert
     except ImportError as error:
         raise _missing("vl-convert-python", error) from error
-    bundle: str = vl_convert.javascript_bundle(snippet="window.vegaEmbed = vegaEmbed;")
-    return _inline(bundle)
+    from importlib import metadata
+
+    from ef.evaluation._html.bundle_cache import cached_bundle
+
+    version = metadata.version("vl-convert-python")
+    snippet = hashlib.sha256(_SNIPPET.encode()).hexdigest()[:12]
+
+    def build() -> str:
+        return _inline(vl_convert.javascript_bundle(snippet=_SNIPPET))
+
+    return cached_bundle(f"vega-bundle-vl-convert-{version}-{snippet}", build)
 
 
 def page_json(data: Any) -> str:

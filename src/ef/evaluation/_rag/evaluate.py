@@ -144,8 +144,10 @@ def evaluate_rag(
     Besides the lexical metrics above, the registered ones include Ragas' deterministic metrics
     (ROUGE, BLEU, chrF, string similarity, context matching; see the RAG guide).
 
-    ``reference`` may also be a list of acceptable answers (the best score over them counts); a
-    missing or ``None`` ``retrieved_contexts`` counts as no context retrieved. Each metric's
+    ``reference`` may also be a list of acceptable answers (the best score over them counts;
+    :func:`as_ragas_dataset` refuses such a sample, since Ragas' ``SingleTurnSample`` holds one
+    reference string: pick one answer per sample for Ragas); a missing or ``None``
+    ``retrieved_contexts`` counts as no context retrieved. Each metric's
     mean (summed with :func:`math.fsum`) is over the samples it applied to, which ``coverage``
     counts; a metric that applied to no sample has coverage ``0`` and no entry in ``metrics``.
     ``per_sample`` keeps every sample's values, with ``None`` where a metric did not apply.

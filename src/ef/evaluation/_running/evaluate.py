@@ -28,6 +28,7 @@ from ef.evaluation._running.options import (
     RunOptions,
 )
 from ef.evaluation._running.run_scoring import score_run
+from ef.evaluation._running.saved_run import saved, saving_run
 from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.run_queries import MissingQueries
 from ef.evaluation._types import Qrels, Queries, Run
@@ -83,6 +84,7 @@ def evaluate_retrieval(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    save_run: str | os.PathLike[str] | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -165,9 +167,11 @@ def evaluate_retrieval(
         off here). With ``limit=None`` one extra result is then asked for, as BEIR does.
     :param journal: a JSONL file recording each finished query as it lands (flushed per
         record). Rerunning with the same journal skips the finished queries and retries the
-        failed ones; the journal can be re-scored with other metrics or cutoffs up to the
-        ``limit`` it was retrieved with (``limit=None`` then adopts it). A journal written for
-        other qrels, queries, retriever or limit is refused.
+        failed ones (with ``progress``, a line on standard error says how many it took from
+        the journal, as ``report.manifest["journal"]["resumed"]`` records); the journal can be
+        re-scored with other metrics or cutoffs up to the ``limit`` it was retrieved with
+        (``limit=None`` then adopts it). A journal written for other qrels, queries, retriever
+        or limit is refused.
     :param retriever_id: the retriever's identity in the journal's fingerprint and the manifest;
         by default its ``retriever_id`` attribute or its qualified name.
     :param relevance_level: the smallest grade that counts as relevant (trec_eval ``-l``);
@@ -175,9 +179,19 @@ def evaluate_retrieval(
         as trec_eval does; a query with nothing relevant at the level is skipped.
     :param judged_only: rank only judged documents (trec_eval ``-J``): a retrieved document
         without a grade ``>= 0`` is dropped before ranks are counted.
+    :param save_run: also write the rankings that were scored to this run file once the
+        evaluation is done, as ``ef-eval retrieval --save-run`` does: TREC, or JSON, JSON Lines
+        or Parquet by the file's name (``.json``, ``.jsonl``, ``.parquet``; ``.gz``
+        compresses), written all at once, tagged with the retriever's identity. The rankings
+        come from ``journal`` (a temporary one when not given, removed once the file is
+        written); the scores are the retriever's wherever trec_eval's ordering of them gives
+        the evaluated ranking back, else ``n - rank``. ``report.manifest["run_file"]`` names
+        the file. Its folder must exist (checked before anything is retrieved); if the file
+        cannot be written, the error says where the rankings are kept.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
+    :raises FileNotFoundError: when the folder of ``save_run`` does not exist.
     :raises TypeError: for a grade that is not a number or a doc id in ``qrels`` that is not a
         string.
     :raises QueryError: for a failed query in ``on_error="raise"`` mode.
@@ -190,20 +204,23 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
-    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
-        if options.runs_inline and not evaluation.prepared.is_async:
-            evaluation.run_inline()
-        else:
-            import anyio
-            import anyio.from_thread
-
-            if _in_event_loop():
-                with anyio.from_thread.start_blocking_portal() as portal:
-                    portal.call(evaluation.run_async)
+    with saving_run(save_run, journal) as saver:
+        journal = journal if saver is None else saver.journal
+        with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+            evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
+            _say_resumed(evaluation, options)
+            if options.runs_inline and not evaluation.prepared.is_async:
+                evaluation.run_inline()
             else:
-                anyio.run(evaluation.run_async)
-    return _finish(evaluation)
+                import anyio
+                import anyio.from_thread
+
+                if _in_event_loop():
+                    with anyio.from_thread.start_blocking_portal() as portal:
+                        portal.call(evaluation.run_async)
+                else:
+                    anyio.run(evaluation.run_async)
+        return saved(_finish(evaluation), saver)
 
 
 @contextlib.contextmanager
@@ -215,6 +232,27 @@ def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
     """
     with as_callback(options.progress, label="queries", unit="queries", counts=_counts) as callback:
         yield options if callback is options.progress else attrs.evolve(options, progress=callback)
+
+
+def resumed_line(resumed: int, planned: int, journal: str | os.PathLike[str]) -> str:
+    """What an evaluation resumed from a journal says before it retrieves anything.
+
+    >>> resumed_line(48, 300, "bm25.jsonl")
+    'resumed: 48 of 300 queries from the journal bm25.jsonl (252 left to retrieve)'
+    """
+    left = planned - resumed
+    rest = f"{left} left to retrieve" if left else "nothing left to retrieve"
+    return f"resumed: {resumed} of {planned} queries from the journal {os.fspath(journal)} ({rest})"
+
+
+def _say_resumed(evaluation: RetrieverRun, options: EvaluationOptions) -> None:
+    """With ``progress``, say on standard error how much a journal spared (the manifest's
+    ``journal.resumed`` holds it too)."""
+    if options.progress and evaluation.journal is not None and evaluation.resumed:
+        line = resumed_line(
+            evaluation.resumed, len(evaluation.sheet.plan.planned), evaluation.journal.path
+        )
+        print(line, file=sys.stderr, flush=True)
 
 
 def _counts(progress: Progress) -> tuple[int, int | None, str]:
@@ -245,6 +283,7 @@ async def evaluate_retrieval_async(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    save_run: str | os.PathLike[str] | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -263,10 +302,13 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
-    with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
-        evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
-        await evaluation.run_async()
-    return _finish(evaluation)
+    with saving_run(save_run, journal) as saver:
+        journal = journal if saver is None else saver.journal
+        with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
+            evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
+            _say_resumed(evaluation, options)
+            await evaluation.run_async()
+        return saved(_finish(evaluation), saver)
 
 
 def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:

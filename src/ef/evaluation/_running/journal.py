@@ -41,7 +41,7 @@ from ef.evaluation._running.journal_records import (
     unfinished_header,
 )
 
-__all__ = ["Journal", "JournalEntry", "journal_to_trec_run"]
+__all__ = ["Journal", "JournalEntry", "journal_run", "journal_to_trec_run"]
 
 _MAX_HEADER = 1 << 20
 
@@ -302,6 +302,17 @@ def journal_to_trec_run(
     from ef.evaluation._io.trec import write_trec_run
 
     check_not_input(path, [journal])
+    run = journal_run(journal)
+    write_trec_run(path, run, tag=tag)
+    return len(run)
+
+
+def journal_run(journal: str | os.PathLike[str]) -> dict[str, dict[str, float]]:
+    """The scored run a journal holds, ``{query_id: {doc_id: score}}``, with the scores
+    :func:`journal_to_trec_run` writes (failed queries left out).
+
+    :raises JournalCorruptError: for a damaged journal, naming the file and line.
+    """
     from ef.evaluation._scoring.order import rank_by_score
 
     data = Path(journal).read_bytes()
@@ -319,5 +330,4 @@ def journal_to_trec_run(
         if scores is None or rank_by_score(dict(zip(ranked, scores, strict=True))) != ranked:
             scores = tuple(float(len(ranked) - i) for i in range(len(ranked)))
         run[query_id] = dict(zip(ranked, scores, strict=True))
-    write_trec_run(path, run, tag=tag)
-    return len(run)
+    return run

@@ -44,7 +44,7 @@ from ef.evaluation.cli._output import (
     write_json,
     write_text,
 )
-from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text
+from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text, tsv_text
 
 if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -85,7 +85,7 @@ EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 """Exit code of a command line that cannot be run as written (argparse's code too)."""
 
-FORMATS = ("table", "json", "markdown", "csv")
+FORMATS = ("table", "json", "markdown", "csv", "tsv")
 
 Handler: TypeAlias = Callable[[argparse.Namespace], int]
 """What a subcommand registers with ``parser.set_defaults(handler=...)``."""
@@ -224,7 +224,8 @@ def add_output_options(
     parser: argparse.ArgumentParser,
     *,
     formats: Sequence[str] = FORMATS,
-    format_help: str = "table (default), json (full precision), markdown (a GitHub table) or csv",
+    format_help: str = "table (default: fits the terminal, or 80 columns when piped), json (full "
+    "precision), markdown (a GitHub table), csv or tsv",
 ) -> None:
     """Add ``--format`` (one of ``formats``), ``--output`` and ``--debug``."""
     parser.add_argument("--format", choices=formats, default="table", help=format_help)
@@ -290,9 +291,9 @@ def retrieval_table(
 def render_text(table: Table, data: Any, output_format: str) -> str:
     """The text of ``table`` (or of ``data``, for JSON) in a file format.
 
-    :param table: what the markdown and CSV formats show.
+    :param table: what the markdown, CSV and TSV formats show.
     :param data: the JSON-ready value the JSON format shows.
-    :param output_format: ``json``, ``markdown`` or ``csv``.
+    :param output_format: ``json``, ``markdown``, ``csv`` or ``tsv``.
     :raises CliError: for JSON holding a NaN or an infinity (JSON has neither), naming where.
 
     >>> print(render_text(Table("t", ["run", "ndcg@10"], [["bm25", 0.63093]]), {}, "markdown"))
@@ -306,11 +307,10 @@ def render_text(table: Table, data: Any, output_format: str) -> str:
             return json_text(data)
         except ValueError as error:
             raise CliError(str(error)) from error
-    if output_format == "markdown":
-        return markdown_text(table)
-    if output_format == "csv":
-        return csv_text(table)
-    raise ValueError(f"unknown format {output_format!r}; expected json, markdown or csv")
+    text = {"markdown": markdown_text, "csv": csv_text, "tsv": tsv_text}.get(output_format)
+    if text is None:
+        raise ValueError(f"unknown format {output_format!r}; expected json, markdown, csv or tsv")
+    return text(table)
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -349,11 +349,12 @@ def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[
 
     The password of every URL is hidden, in the table and in the JSON alike. A file is written
     only once everything is rendered, all at once, so a failure leaves the old file (or none);
-    an output that is one of ``inputs`` is refused. The terminal table gets colours only when
-    it goes to a terminal.
+    an output that is one of ``inputs`` is refused. The table gets colours and the window's width
+    only when it goes to a terminal; anywhere else it is plain text laid out for 80 columns
+    (``COLUMNS``), never wrapped (:mod:`ef.evaluation.cli._terminal`).
 
     :param args: the parsed command line (``format``, ``output``).
-    :param table: what the table, markdown and CSV formats show.
+    :param table: what the table, markdown, CSV and TSV formats show.
     :param data: what the JSON format shows.
     :param inputs: the command's input files and folders, which ``--output`` may not replace.
     :raises CliError: if the output file cannot be written, or is an input.

@@ -1,4 +1,4 @@
-"""The table every ``ef-eval`` subcommand builds, and its file renderings (Markdown, CSV).
+"""The table every ``ef-eval`` subcommand builds, and its file renderings (Markdown, CSV, TSV).
 
 The terminal rendering is :mod:`ef.evaluation.cli._terminal`; both import this module, neither
 imports the other.
@@ -13,7 +13,7 @@ from typing import TypeAlias
 
 import attrs
 
-__all__ = ["Cell", "Table", "csv_text", "format_cell", "markdown_text"]
+__all__ = ["Cell", "Table", "csv_text", "format_cell", "markdown_text", "tsv_text"]
 
 Cell: TypeAlias = str | int | float | None
 """A table cell: text, a count, a metric value, or nothing (a metric that did not apply)."""
@@ -87,3 +87,20 @@ def csv_text(table: Table) -> str:
     writer.writerow(table.columns)
     writer.writerows([format_cell(cell) for cell in row] for row in table.rows)
     return buffer.getvalue()
+
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def tsv_text(table: Table) -> str:
+    r"""``table`` as tab-separated values, numbers with 4 decimals, a missing value empty.
+
+    TSV has no quoting: a backslash, tab, newline or carriage return inside a cell is written
+    as ``\\``, ``\t``, ``\n`` or ``\r`` (the convention of PostgreSQL's ``COPY``), so every
+    line is one row and every tab separates two cells.
+
+    >>> tsv_text(Table("t", ["run", "ndcg@10"], [["bm25\tv2", 0.63093], ["x", None]]))
+    'run\tndcg@10\nbm25\\tv2\t0.6309\nx\t\n'
+    """
+    lines = [table.columns, *([format_cell(cell) for cell in row] for row in table.rows)]
+    return "".join("\t".join(c.translate(_TSV_ESCAPES) for c in line) + "\n" for line in lines)

@@ -1,16 +1,20 @@
 """The ``--format table`` output: a rich table, sized for where it goes.
 
-Imported only when a table is printed, so the other formats never load rich. Anywhere but a
-terminal (a pipe, a file) the table is plain text at its natural width: never cut, never
-coloured, whatever ``FORCE_COLOR`` says. On a terminal it gets colours and must fit the window
-without losing a digit, so a table of numbers too wide for it is shown with rows and columns
-swapped (metrics down the side) when that fits, and otherwise in blocks of columns, each
-repeating the label columns, as pandas prints a wide frame.
+Imported only when a table is printed, so the other formats never load rich. A table must fit
+the width it is read at without losing a digit, so a table of numbers too wide for it is shown
+with rows and columns swapped (metrics down the side) when that fits, and otherwise in blocks
+of columns, each repeating the label columns, as pandas prints a wide frame. On a terminal the
+width is the window's and the table gets colours. Anywhere else (a pipe, a log, a file) it is
+plain text, never coloured whatever ``FORCE_COLOR`` says, laid out for ``COLUMNS`` (80 when
+unset) and printed at its natural width: no line of it is ever wrapped or cut, so a label too
+long for that width makes its lines longer instead. Machines read ``--format tsv``, ``csv`` or
+``json``.
 """
 
 from __future__ import annotations
 
 import io
+import os
 from typing import IO
 
 from rich import box
@@ -20,9 +24,27 @@ from rich.table import Table as RichTable
 
 from ef.evaluation.cli._table import Table, format_cell
 
-__all__ = ["column_blocks", "natural_width", "print_table", "transposed"]
+__all__ = [
+    "PLAIN_WIDTH",
+    "column_blocks",
+    "fitted",
+    "natural_width",
+    "plain_width",
+    "print_table",
+    "transposed",
+]
 
 _MISSING = "-"
+
+PLAIN_WIDTH = 80
+"""The width a table is laid out for off a terminal, unless ``COLUMNS`` says otherwise."""
+
+
+def plain_width() -> int:
+    """The width a table is laid out for off a terminal: ``COLUMNS`` (a shell sets it for
+    its own terminal, rarely exports it), else :data:`PLAIN_WIDTH`."""
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else PLAIN_WIDTH
 
 
 def _texts(table: Table) -> list[list[str]]:
@@ -67,9 +89,10 @@ def transposed(table: Table) -> Table | None:
 def column_blocks(table: Table, width: int) -> list[Table]:
     """Split a table too wide for ``width`` into tables of fewer columns that each fit.
 
-    The leading label (non-number) columns are repeated in every block. A table whose labels
-    alone do not leave room for one number column, or that has no number column, is returned
-    whole (its text columns can wrap).
+    The leading label (non-number) columns are repeated in every block, and the first column
+    always is a label, even of numbers (``rag --per-query``'s line numbers). A table whose
+    labels alone do not leave room for one number column, or that has no number column, is
+    returned whole (its text columns can wrap).
 
     >>> table = Table("t", ["run", "a", "b", "c"], [["bm25", 0.1, 0.2, 0.3]])
     >>> [block.columns for block in column_blocks(table, 26)]
@@ -77,7 +100,7 @@ def column_blocks(table: Table, width: int) -> list[Table]:
     """
     if natural_width(table) <= width:
         return [table]
-    labels = 0
+    labels = 1
     while labels < len(table.columns) and not table.numeric(labels):
         labels += 1
     if labels == len(table.columns):
@@ -118,8 +141,14 @@ def _rich_table(table: Table) -> RichTable:
     return rich_table
 
 
-def _for_terminal(table: Table, width: int) -> list[Table]:
-    """The tables to show for ``table`` in a terminal ``width`` cells wide."""
+def fitted(table: Table, width: int) -> list[Table]:
+    """The tables to show for ``table`` in ``width`` cells: itself when it fits, else swapped
+    when that fits, else in blocks of columns (:func:`column_blocks`).
+
+    >>> wide = Table("t", ["run", *(f"ndcg@{k}" for k in range(1, 9))], [["bm25", *[0.5] * 8]])
+    >>> [block.columns for block in fitted(wide, 40)]
+    [('', 'bm25')]
+    """
     if natural_width(table) <= width:
         return [table]
     swapped = transposed(table)
@@ -133,7 +162,8 @@ def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
 
     :param table: what to show.
     :param stream: where to write.
-    :param terminal: whether ``stream`` is a terminal: colours, and the table fits its width.
+    :param terminal: whether ``stream`` is a terminal: colours, and the table fits its width;
+        otherwise plain text laid out for :func:`plain_width`.
 
     >>> import io
     >>> out = io.StringIO()
@@ -149,9 +179,15 @@ def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
     if terminal:
         console = Console(file=stream)
         console.print(table.title, style="bold", highlight=False)
-        for block in _for_terminal(table, console.width):
+        for block in fitted(table, console.width):
             console.print(_rich_table(block))
         return
+    blocks = [_plain_text(block) for block in fitted(table, plain_width())]
+    stream.write(table.title + "\n\n" + "\n".join(blocks))
+
+
+def _plain_text(table: Table) -> str:
+    """``table`` as plain text at its natural width: no cell is ever wrapped."""
     buffer = io.StringIO()
     plain = Console(
         file=buffer, force_terminal=False, color_system=None, width=natural_width(table)
@@ -163,4 +199,4 @@ def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
         lines.pop()
     while lines and not lines[0]:
         del lines[0]
-    stream.write(table.title + "\n\n" + "".join(line + "\n" for line in lines))
+    return "".join(line + "\n" for line in lines)

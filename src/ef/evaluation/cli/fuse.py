@@ -4,7 +4,8 @@ Each run file is read with :func:`~ef.evaluation.read_run` (TREC, ranx's JSON, J
 Parquet), the runs are fused with :func:`~ef.evaluation.fuse` and the result is written with
 :func:`~ef.evaluation.write_run` (atomically: the file appears only once complete), in the
 format its name says (``.json``, ``.jsonl``, ``.parquet``, else TREC) or ``--run-format``; it
-may not replace one of the runs or the qrels. With
+may not replace one of the runs or the qrels; one line on standard error then says what was
+written ("wrote fused.run: 300 queries, rrf of 2 runs"). With
 ``--optimize``, :func:`~ef.evaluation.optimize_fusion` first searches the method's weights or
 parameters on ``--qrels`` for ``--metric``, prints the best configuration (and each fold's with
 ``--folds``), and the run written, if any, is fused with it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import (
@@ -41,7 +43,7 @@ from ef.evaluation.cli.run import run_names
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
 
-__all__ = ["add_parser", "handle", "parse_param"]
+__all__ = ["add_parser", "handle", "parse_param", "wrote_line"]
 
 DESCRIPTION = """\
 Fuse TREC run files ('qid Q0 docid rank score tag') into one run, e.g. BM25 and dense for
@@ -182,6 +184,7 @@ def handle(args: argparse.Namespace) -> int:
     qrels = _read_qrels(args)
     norm = "default" if args.norm is None else args.norm
     params = dict(args.param)
+    method: str = args.method
     if args.optimize:
         assert qrels is not None
         result = optimize_fusion(
@@ -220,6 +223,7 @@ def handle(args: argparse.Namespace) -> int:
         }
         emit(argparse.Namespace(format=args.format, output=None), table, data)
         fused = result.fuse(runs) if args.output is not None else None
+        method = result.method
     else:
         fused = fuse(
             runs,
@@ -232,4 +236,15 @@ def handle(args: argparse.Namespace) -> int:
         )
     if fused is not None:
         write_run(args.output, fused, format=args.run_format, tag=args.tag)
+        print(wrote_line(args.output, len(fused), method, len(runs)), file=sys.stderr, flush=True)
     return 0
+
+
+def wrote_line(path: str, queries: int, method: str, runs: int) -> str:
+    """What ``fuse`` says on standard error once the fused run is written.
+
+    >>> wrote_line("fused.run", 300, "rrf", 2)
+    'wrote fused.run: 300 queries, rrf of 2 runs'
+    """
+    plural = "query" if queries == 1 else "queries"
+    return f"wrote {path}: {queries:,} {plural}, {method} of {runs} runs"

@@ -138,5 +138,6 @@ def handle(args: argparse.Namespace) -> int:
     table = rag_table(title, report, lines, per_query=args.per_query)
     emit(args, table, report.to_dict(), inputs=[args.samples])
     if args.html:
-        report.to_html(args.html, samples=[sample for _, sample in samples])
+        title = f"RAG evaluation of {Path(args.samples).name}"
+        report.to_html(args.html, samples=[sample for _, sample in samples], title=title)
     return 0

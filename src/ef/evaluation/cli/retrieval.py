@@ -20,8 +20,11 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ef.evaluation import (
     IncompleteEvaluationWarning,
+    RetrievalEvalReport,
     evaluate_retrieval,
     read_dataset,
     read_run,
@@ -258,10 +261,10 @@ def handle(args: argparse.Namespace) -> int:
             journal=journal.path,
         )
     warn_failures(report, output_format=args.format)
-    title = (
-        f"{args.retriever} on {_dataset_name(args.dataset)}: {len(corpus):,} documents, "
-        f"{report.n_queries} queries"
-    )
+    if args.index_dir is not None:
+        report = _with_index(report, retriever, args.index_dir)
+    system = f"{args.retriever} on {_dataset_name(args.dataset)}"
+    title = f"{system}: {len(corpus):,} documents, {report.n_queries} queries"
     table = retrieval_table(
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
@@ -275,8 +278,18 @@ def handle(args: argparse.Namespace) -> int:
     if args.html:
         run = None if args.save_run is None else {args.retriever: read_run(args.save_run)}
         reports = {args.retriever: report}
-        runs_html(args.html, reports, runs=run, qrels=qrels, corpus=corpus, queries=queries)
+        title = redact_url(system)
+        runs_html(
+            args.html, reports, runs=run, qrels=qrels, title=title, corpus=corpus, queries=queries
+        )
     return 0
+
+
+def _with_index(report: RetrievalEvalReport, retriever: Any, index_dir: str) -> RetrievalEvalReport:
+    """``report`` with the manifest saying whether ``--index-dir`` was reused or (re)built."""
+    loaded = getattr(retriever, "loaded_from", None)
+    index = {"path": index_dir, "reused": loaded is not None}
+    return attrs.evolve(report, manifest={**report.manifest, "index": index})
 
 
 def _dataset_name(source: str) -> str:

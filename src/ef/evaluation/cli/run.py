@@ -157,5 +157,7 @@ def handle(args: argparse.Namespace) -> int:
     data = {name: report_data(report) for name, report in reports.items()}
     emit(args, table, data, inputs=[args.qrels, *args.runs])
     if args.html:
-        runs_html(args.html, reports, runs=read, qrels=qrels)
+        # One run: its evaluation page, named after the run and the judgements.
+        page = f"{next(iter(reports))} on {Path(args.qrels).name}" if len(reports) == 1 else None
+        runs_html(args.html, reports, runs=read, qrels=qrels, title=page)
     return 0

@@ -58,6 +58,13 @@ function compare(a, b) {
   return String(a).localeCompare(String(b), undefined, { numeric: true });
 }
 
+function cellClass(index) {
+  if (index >= data.text_columns) return "num";
+  if (data.kind === "rag" && index === 4) return "contexts";
+  if (data.kind === "evaluation" && index === 1) return "text";
+  return null;
+}
+
 function drawTable() {
   const element = document.getElementById("queries");
   if (!element) return;
@@ -95,7 +102,7 @@ function drawTable() {
     const tr = el("tr", { "data-query": row[0] });
     if (row[0] === table.open) tr.className = "open";
     for (const index of columns) {
-      const cell = el("td", { class: index >= data.text_columns ? "num" : (index === 4 && data.kind === "rag" ? "contexts" : null) }, show(row[index]));
+      const cell = el("td", { class: cellClass(index) }, show(row[index]));
       tr.append(cell);
     }
     if (data.drilldowns) tr.addEventListener("click", () => openQuery(row[0]));
