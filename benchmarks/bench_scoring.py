@@ -138,10 +138,12 @@ def full_set_cases(workload: workloads.Workload) -> dict[str, tuple[str, Callabl
     names = [family.name for family in TREC_FAMILIES]
     measures = set(pytrec_eval.supported_measures) - {"runid", "relstring"}
     shared = {"ndcg@10": "ndcg_cut_10", "recall@100": "recall_100", "map@1000": "map_cut_1000"}
+    # ef asks for trec_eval's recall as trec_recall (its own recall is a different family).
+    ef_keys = {**shared, "recall@100": "trec_recall_100"}
 
     def ef_full(run: Mapping[str, Any]) -> Means:
         report = evaluate_run(run, workload.qrels, metrics=names)
-        return {key: report.metrics[trec] for key, trec in shared.items()}
+        return {key: report.metrics[trec] for key, trec in ef_keys.items()}
 
     def pytrec_eval_full() -> Means:
         evaluator = pytrec_eval.RelevanceEvaluator(workload.qrels_int, measures)
