@@ -73,10 +73,10 @@ def ef_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) ->
 def ef_first_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
     """ef evaluating judgements it has not seen before: what it keeps of earlier evaluations
     (each qrels' checked positive grades, ideal DCGs) is dropped first, as in a fresh process."""
-    from ef.evaluation._scoring import plan, ranked
+    from ef.evaluation._scoring import cutoffs, plan
 
     plan._KNOWN_QRELS.clear()
-    ranked._IDEAL_DCGS.clear()
+    cutoffs._IDEAL_DCGS.clear()
     return ef_call(run, qrels)
 
 

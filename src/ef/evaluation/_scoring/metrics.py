@@ -21,7 +21,19 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 
+from ef.evaluation._scoring.cutoffs import (
+    AP,
+    NDCG,
+    PRECISION,
+    RECALL,
+    RECIPROCAL_RANK,
+    WHOLE,
+    Values,
+    dcg_at,
+    ranking_values,
+)
 from ef.evaluation._scoring.judged import LARGEST_FLOAT, STR, finite_numbers, plain_judgements
+from ef.evaluation._scoring.ranked import summarize
 
 __all__ = [
     "average_precision",
@@ -145,24 +157,20 @@ def positive_grades(
     return positives
 
 
-def _top(ranked: Sequence[str], k: int | None) -> list[str]:
-    """The de-duplicated ranking (first occurrence wins), cut at ``k``."""
-    unique = list(dict.fromkeys(ranked))
-    return unique if k is None else unique[:k]
+def _cutoff_or_whole(k: int | None) -> int:
+    """A checked cutoff, or :data:`~ef.evaluation._scoring.cutoffs.WHOLE` for ``None``."""
+    return WHOLE if k is None else check_cutoff(k)
 
 
-def _gains(relevant: Mapping[str, float]) -> dict[str, float]:
-    """The checked positive grades, ``{doc_id: grade}``: the only judgements any metric reads."""
-    return dict(positive_grades(relevant))
-
-
-def _dcg(ranked: Sequence[str], gains: Mapping[str, float], k: int, scale: float) -> float:
-    total = 0.0
-    for i, doc_id in enumerate(_top(ranked, k)):
-        grade = gains.get(doc_id)
-        if grade is not None:
-            total += grade / scale / math.log2(i + 2)
-    return total
+def _values(
+    ranked: Sequence[str], relevant: Mapping[str, float], cutoff: int, scale: float | None = None
+) -> Values:
+    """The cutoff measures of one ranking at one checked cutoff, each a list of one value; with
+    ``scale``, the grades are divided by it and nDCG's list holds the bare DCG."""
+    summary = summarize(ranked, relevant, positives=positive_grades(relevant))
+    if scale is not None:
+        return (dcg_at(summary.positions, summary.gains, scale, [cutoff]), [], [], [], [])
+    return ranking_values(summary.positions, summary.gains, summary.ideal_gains, [cutoff])
 
 
 def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -181,8 +189,7 @@ def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> fl
     >>> round(dcg_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 3), 4)
     1.5
     """
-    check_cutoff(k)
-    total = _dcg(ranked, _gains(relevant), k, 1.0)
+    total = _values(ranked, relevant, check_cutoff(k), scale=1.0)[NDCG][0]
     if total == math.inf:
         raise OverflowError("the DCG of these grades exceeds the range of a float")
     return total
@@ -204,16 +211,7 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> f
     >>> round(ndcg_at_k(['x', 'd1'], {'d1': 1.0}, 2), 4)  # relevant doc at rank 2
     0.6309
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    ideal = sorted(gains.values(), reverse=True)
-    scale = ideal[0]
-    idcg = 0.0
-    for i, grade in enumerate(ideal[:k]):
-        idcg += grade / scale / math.log2(i + 2)
-    return _dcg(ranked, gains, k, scale) / idcg
+    return _values(ranked, relevant, check_cutoff(k))[NDCG][0]
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -227,12 +225,7 @@ def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) ->
     >>> recall_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 3)
     1.0
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
-    return hits / len(gains)
+    return _values(ranked, relevant, check_cutoff(k))[RECALL][0]
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -244,10 +237,7 @@ def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int)
     >>> precision_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 2)
     0.5
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
-    return hits / k
+    return _values(ranked, relevant, check_cutoff(k))[PRECISION][0]
 
 
 def reciprocal_rank(
@@ -266,13 +256,7 @@ def reciprocal_rank(
     >>> reciprocal_rank(['x', 'd1'], {'d1': 1.0}, k=1)  # relevant doc past the cutoff
     0.0
     """
-    if k is not None:
-        check_cutoff(k)
-    gains = _gains(relevant)
-    for i, doc_id in enumerate(_top(ranked, k)):
-        if doc_id in gains:
-            return 1.0 / (i + 1)
-    return 0.0
+    return _values(ranked, relevant, _cutoff_or_whole(k))[RECIPROCAL_RANK][0]
 
 
 def average_precision(
@@ -290,15 +274,4 @@ def average_precision(
     >>> average_precision(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0})
     0.8333333333333333
     """
-    if k is not None:
-        check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    hits = 0
-    total = 0.0
-    for i, doc_id in enumerate(_top(ranked, k)):
-        if doc_id in gains:
-            hits += 1
-            total += hits / (i + 1)
-    return total / len(gains)
+    return _values(ranked, relevant, _cutoff_or_whole(k))[AP][0]

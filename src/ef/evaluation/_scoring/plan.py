@@ -22,13 +22,9 @@ from ef.evaluation._scoring.judged import plain_ideals
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
+from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
 from ef.evaluation._scoring.metrics import positive_grades
-from ef.evaluation._scoring.ranked import (
-    RankingSummary,
-    ScoringPlan,
-    ndcg_all,
-    relevant_grades,
-)
+from ef.evaluation._scoring.ranked import RankingSummary, relevant_grades
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
@@ -252,7 +248,7 @@ class QueryPlan:
         core = [m for m in metrics if getattr(m, "family", None) is None]
         if judging.relevance_level is not None:
             core = [_at_level(metric) for metric in core]
-        self.scoring = ScoringPlan(core, k_values)
+        self.scoring = MetricScorer(core, k_values)
         self.judging = judging
         # The facts are built per query only when a trec_eval measure or an option needs them.
         self.measures: MeasurePlan | None = (

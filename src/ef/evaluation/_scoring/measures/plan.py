@@ -98,7 +98,10 @@ class MeasurePlan:
             if query_id is not None:
                 error.add_note(f"for query {query_id!r}")
             raise
-        for key, value in zip(self.keys, values, strict=True):
+        # A NaN or an infinity makes the sum NaN or infinite (one C-level pass); only then is
+        # each value looked at (a sum that merely overflows finds none).
+        total = sum(values)
+        for key, value in zip(self.keys, values, strict=True) if total - total != 0.0 else ():
             if value - value != 0.0:
                 where = "" if query_id is None else f" for query {query_id!r}"
                 raise ValueError(

@@ -25,7 +25,8 @@ ignore ``relevance_level``, as trec_eval does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -100,7 +101,15 @@ class QueryFacts(RankingSummary):
     :ivar judging: the :class:`Judging` the facts were built with.
     """
 
-    __slots__ = ("all_gains", "graded", "judged", "judging", "n_nonrelevant", "num_ret")
+    __slots__ = (
+        "all_gains",
+        "graded",
+        "judged",
+        "judging",
+        "memo",
+        "n_nonrelevant",
+        "num_ret",
+    )
 
     def __init__(
         self,
@@ -140,6 +149,9 @@ class QueryFacts(RankingSummary):
         self.all_gains = all_gains
         self.n_nonrelevant = n_nonrelevant
         self.judging = judging
+        # What several families read (the cutoff measures at a set of cutoffs, the ideal DCG
+        # prefix, interpolated precision), computed once per query, by what it is of.
+        self.memo: dict[Hashable, Any] = {}
 
 
 def _dedupe(ranked: Sequence[str]) -> Sequence[str]:
