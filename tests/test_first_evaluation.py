@@ -25,10 +25,10 @@ from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import cutoffs as _cutoffs
 from ef.evaluation._scoring import plan as _plan
 from ef.evaluation._scoring.aggregate import ScoreSheet
-from ef.evaluation._scoring.judged import plain_judgements
+from ef.evaluation._scoring.grades import plain_judgements, relevant_grades
 from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._scoring.plan import QueryPlan
-from ef.evaluation._scoring.ranked import relevant_grades, summarize
+from ef.evaluation._scoring.ranked import summarize
 from ef.evaluation.testing import registered_plugin
 from oracle import PRIMITIVES
 

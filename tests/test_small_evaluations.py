@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ef.evaluation import evaluate_run
 from ef.evaluation._plugins import lookup_metrics
-from ef.evaluation._scoring import metrics as _metrics
+from ef.evaluation._scoring import grades as _grades
 from ef.evaluation._scoring.metric_scorer import MetricScorer
 from ef.evaluation._scoring.metrics import ndcg_at_k, positive_grades
 from ef.evaluation._scoring.plan import DIGEST_PREFIX, digest, fingerprint
@@ -131,7 +131,7 @@ def test_the_fast_check_accepts_and_refuses_what_the_loop_does(relevant):
     ],
 )
 def test_the_fast_check_takes_only_plain_finite_judgements(relevant, plain):
-    assert _metrics._plain_and_finite(relevant) is plain
+    assert _grades._plain_and_finite(relevant) is plain
 
 
 # --- short rankings -------------------------------------------------------------------------

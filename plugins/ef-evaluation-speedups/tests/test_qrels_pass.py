@@ -23,7 +23,7 @@ import pytest
 from ef.evaluation import evaluate_run, hookimpl
 from ef.evaluation._plugins import HOST
 from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring.judged import plain_ideals
+from ef.evaluation._scoring.grades import plain_ideals
 from ef.evaluation.testing import registered_plugin
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -32,7 +32,7 @@ from ef.evaluation._scoring.cutoffs import (
     dcg_at,
     ranking_values,
 )
-from ef.evaluation._scoring.judged import LARGEST_FLOAT, STR, finite_numbers, plain_judgements
+from ef.evaluation._scoring.grades import plain_judgements, positive_grades
 from ef.evaluation._scoring.ranked import summarize
 
 __all__ = [
@@ -89,72 +89,6 @@ def checked_value(value: object, returned: Callable[[str], str]) -> float:
     raise TypeError(
         f"{returned(f'{value!r:.80}')}; expected a finite number (int or float, not bool)"
     )
-
-
-def _bad_judgement(doc_id: object, grade: object, query_id: str | None) -> Exception:
-    of_query = "" if query_id is None else f" for query {query_id!r}"
-    if not isinstance(doc_id, str):
-        return TypeError(f"doc id {doc_id!r:.40}{of_query} is not a string")
-    shown = f"grade of doc {doc_id!r}{of_query} is {grade!r:.40}"
-    if isinstance(grade, numbers.Real):
-        return ValueError(f"{shown}; grades must be finite numbers")
-    return TypeError(f"{shown} (a {type(grade).__name__}); grades must be finite numbers")
-
-
-def _is_finite_real(value: object) -> bool:
-    if not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        return False
-
-
-def _plain_and_finite(relevant: dict[str, float]) -> bool:
-    """Whether every id is a ``str`` and every grade a finite ``float`` or ``int``, checked in
-    C-level passes; ``False`` sends the caller to the careful loop, which says what is wrong."""
-    return set(map(type, relevant)) <= STR and finite_numbers(relevant.values())
-
-
-def positive_grades(
-    relevant: Mapping[str, float], query_id: str | None = None
-) -> list[tuple[str, float]]:
-    """The ``(doc_id, grade)`` pairs with a positive grade, in judgement order, checked.
-
-    Every doc id must be a string and every grade a finite real number: a NaN grade would
-    otherwise be silently non-relevant, and an infinite one would turn nDCG into NaN.
-
-    :param relevant: one query's judgements, ``{doc_id: grade}``.
-    :param query_id: the query, named in errors when given.
-    :raises ValueError: for a NaN or infinite grade, naming the doc (and the query).
-    :raises TypeError: for a grade that is not a number, or a doc id that is not a string.
-
-    >>> positive_grades({'d1': 2, 'd2': 0, 'd3': 0.5})
-    [('d1', 2), ('d3', 0.5)]
-    >>> positive_grades({'d1': float('nan')}, 'q1')
-    Traceback (most recent call last):
-        ...
-    ValueError: grade of doc 'd1' for query 'q1' is nan; grades must be finite numbers
-    """
-    if type(relevant) is dict and _plain_and_finite(relevant):
-        return [(doc_id, grade) for doc_id, grade in relevant.items() if grade > 0]
-    positives: list[tuple[str, float]] = []
-    for doc_id, grade in relevant.items():
-        # Floats and ints in one cheap test each (inf - inf and nan - nan are nan; an int is
-        # finite as long as it converts to a float); the rest (numpy scalars, non-numbers)
-        # the careful way.
-        kind = type(grade)
-        if kind is float:
-            finite = grade - grade == 0.0
-        elif kind is int:
-            finite = -LARGEST_FLOAT <= grade <= LARGEST_FLOAT
-        else:
-            finite = _is_finite_real(grade)
-        if not (finite and isinstance(doc_id, str)):
-            raise _bad_judgement(doc_id, grade, query_id)
-        if grade > 0:
-            positives.append((doc_id, grade))
-    return positives
 
 
 def _cutoff_or_whole(k: int | None) -> int:

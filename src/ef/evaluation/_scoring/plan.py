@@ -18,13 +18,12 @@ from typing import Any
 import attrs
 
 from ef.evaluation._exceptions import RelevanceLevelWarning
-from ef.evaluation._scoring.judged import plain_ideals
+from ef.evaluation._scoring.grades import plain_ideals, positive_grades, relevant_grades
 from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
 from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
-from ef.evaluation._scoring.metrics import positive_grades
-from ef.evaluation._scoring.ranked import RankingSummary, relevant_grades
+from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
@@ -118,7 +117,7 @@ def digest(value: Mapping[str, Any]) -> str:
 
 
 _KNOWN_QRELS: dict[str, dict[str, list[float]]] = {}
-"""digest → query → its positive grades, descending (``judged.ideal_grades``), for the last
+"""digest → query → its positive grades, descending (``grades.ideal_grades``), for the last
 few plain qrels planned.
 
 Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
@@ -139,7 +138,7 @@ def _known_plain(
     qrels: Qrels, qrels_pass: QrelsPass | None = None
 ) -> tuple[str | None, dict[str, list[float]] | None]:
     """The manifest's digest of ``qrels`` and each query's positive grades, descending, when
-    ``qrels`` is plain (:func:`~ef.evaluation._scoring.judged.plain_ideals`); ``(None,
+    ``qrels`` is plain (:func:`~ef.evaluation._scoring.grades.plain_ideals`); ``(None,
     None)`` otherwise: the caller then checks every judgement the careful way and digests
     through :func:`digest`.
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 
 from ef.evaluation._scoring.found import found
-from ef.evaluation._scoring.judged import ideal_grades
+from ef.evaluation._scoring.grades import ideal_grades
 from ef.evaluation._scoring.order import rank_by_score
 
-__all__ = ["RankingSummary", "relevant_grades", "summarize"]
+__all__ = ["RankingSummary", "summarize"]
 
 
 class RankingSummary:
@@ -80,11 +80,6 @@ class RankingSummary:
         return ranked
 
 
-def relevant_grades(relevant: Mapping[str, float]) -> list[tuple[str, float]]:
-    """The ``(doc_id, grade)`` pairs with a positive grade, in judgement order."""
-    return [(doc_id, grade) for doc_id, grade in relevant.items() if grade > 0]
-
-
 def summarize(
     ranked: Sequence[str],
     relevant: Mapping[str, float],
@@ -99,13 +94,15 @@ def summarize(
     :param relevant: ``{doc_id: grade}``; grades ``> 0`` are relevant. Without ``positives``,
         every grade must be a number (checked when planned).
     :param unique: promise that ``ranked`` holds no repeated id (skips the check).
-    :param positives: :func:`relevant_grades` of ``relevant``, when the caller has it already.
-    :param ideal: :func:`ideal_grades` of the grades, when the caller has it (held as it is).
+    :param positives: :func:`~ef.evaluation._scoring.grades.relevant_grades` of
+        ``relevant``, when the caller has it already.
+    :param ideal: :func:`~ef.evaluation._scoring.grades.ideal_grades` of the grades, when the
+        caller has it (held as it is).
     """
     if ideal is None:
         if positives is None:
             ideal = ideal_grades(relevant.values())
         else:
-            ideal = sorted(map(itemgetter(1), positives), reverse=True)
+            ideal = ideal_grades(map(itemgetter(1), positives))
     ranked, unique, positions, gains = found(ranked, relevant, len(ideal), unique, positives)
     return RankingSummary(ranked, relevant, positions, gains, ideal, unique=unique)
