@@ -73,9 +73,9 @@ def ef_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) ->
 def ef_first_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
     """ef evaluating judgements it has not seen before: what it keeps of earlier evaluations
     (each qrels' checked positive grades, ideal DCGs) is dropped first, as in a fresh process."""
-    from ef.evaluation._scoring import cutoffs, plan
+    from ef.evaluation._scoring import cutoffs, query_plan
 
-    plan._KNOWN_QRELS.clear()
+    query_plan._KNOWN_QRELS.clear()
     cutoffs._IDEAL_DCGS.clear()
     return ef_call(run, qrels)
 
@@ -133,7 +133,7 @@ def full_set_cases(workload: workloads.Workload) -> dict[str, tuple[str, Callabl
     import pytrec_eval
 
     from ef.evaluation import evaluate_run
-    from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+    from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES
 
     names = [family.name for family in TREC_FAMILIES]
     measures = set(pytrec_eval.supported_measures) - {"runid", "relstring"}

@@ -23,12 +23,12 @@ from ef.evaluation import RelevanceLevelWarning, hookimpl
 from ef.evaluation import evaluate_run as _evaluate_run
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import cutoffs as _cutoffs
-from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring.aggregate import ScoreSheet
+from ef.evaluation._scoring import query_plan as _plan
 from ef.evaluation._scoring.grades import plain_judgements, relevant_grades
 from ef.evaluation._scoring.measures.summary import Judging
-from ef.evaluation._scoring.plan import QueryPlan
+from ef.evaluation._scoring.query_plan import QueryPlan
 from ef.evaluation._scoring.ranked import summarize
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation.testing import registered_plugin
 from oracle import PRIMITIVES
 

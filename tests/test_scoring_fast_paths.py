@@ -18,9 +18,9 @@ import pytest
 from ef.evaluation import evaluate_run
 from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import cutoffs as _cutoffs
-from ef.evaluation._scoring import plan as _plan
+from ef.evaluation._scoring import query_plan as _plan
 from ef.evaluation._scoring.metrics import plain_judgements
-from ef.evaluation._scoring.plan import QueryPlan, digest
+from ef.evaluation._scoring.query_plan import QueryPlan, digest
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "map")
 

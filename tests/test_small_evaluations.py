@@ -23,7 +23,7 @@ from ef.evaluation._plugins import lookup_metrics
 from ef.evaluation._scoring import grades as _grades
 from ef.evaluation._scoring.metric_scorer import MetricScorer
 from ef.evaluation._scoring.metrics import ndcg_at_k, positive_grades
-from ef.evaluation._scoring.plan import DIGEST_PREFIX, digest, fingerprint
+from ef.evaluation._scoring.query_plan import DIGEST_PREFIX, digest, fingerprint
 from ef.evaluation._scoring.ranked import summarize
 
 QRELS = {"q1": {"d1": 1.0, "d2": 0.0}, "q2": {"d3": 2.0, "d1": 1.0}}

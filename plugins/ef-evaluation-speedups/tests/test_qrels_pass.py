@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from ef.evaluation import evaluate_run, hookimpl
 from ef.evaluation._plugins import HOST
-from ef.evaluation._scoring import plan as _plan
+from ef.evaluation._scoring import query_plan as _plan
 from ef.evaluation._scoring.grades import plain_ideals
 from ef.evaluation.testing import registered_plugin
 from hypothesis import given, settings

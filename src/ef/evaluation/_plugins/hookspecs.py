@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import pluggy
 
-from ef.evaluation._scoring.plan import QrelsPass
+from ef.evaluation._scoring.query_plan import QrelsPass
 
 __all__ = ["PROJECT", "FusionKernel", "QrelsPass", "TrecRunParser", "hookimpl", "hookspec"]
 

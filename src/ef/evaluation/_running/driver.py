@@ -33,8 +33,8 @@ from ef.evaluation._running.options import (
     ScoringOptions,
     query_failure,
 )
-from ef.evaluation._scoring.aggregate import ScoreSheet
-from ef.evaluation._scoring.plan import QueryPlan, fingerprint
+from ef.evaluation._scoring.query_plan import QueryPlan, fingerprint
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation._types import Qrels, Queries
 
 __all__ = ["RetrieverRun", "describe_retriever", "plan_queries", "retriever_identity"]

@@ -18,9 +18,10 @@ from typing import Any
 import attrs
 
 from ef.evaluation._exceptions import RelevanceLevelWarning
+from ef.evaluation._scoring.aggregation import aggregate
 from ef.evaluation._scoring.grades import plain_ideals, positive_grades, relevant_grades
+from ef.evaluation._scoring.measures.family_scorer import FamilyScorer
 from ef.evaluation._scoring.measures.gains import ndcg_cut
-from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
 from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
 from ef.evaluation._scoring.ranked import RankingSummary
@@ -250,8 +251,8 @@ class QueryPlan:
         self.scoring = MetricScorer(core, k_values)
         self.judging = judging
         # The facts are built per query only when a trec_eval measure or an option needs them.
-        self.measures: MeasurePlan | None = (
-            MeasurePlan(families, judging) if families or not judging.is_default else None
+        self.measures: FamilyScorer | None = (
+            FamilyScorer(families, judging) if families or not judging.is_default else None
         )
         # A name with an explicit cutoff (ndcg@10) may name a key k_values gives already: once.
         self.keys: list[str] = list(
@@ -323,7 +324,7 @@ class QueryPlan:
         own aggregates (``gm_map``, ``gm_bpref``, the ``num_*`` counts)."""
         if self.measures is not None:
             return self.measures.aggregate(key, values)
-        return MeasurePlan.mean(values)
+        return aggregate(values, "mean")
 
     def parameters(self) -> dict[str, Any]:
         """The judging options, for the manifest (only when set, so old manifests stay put)."""
