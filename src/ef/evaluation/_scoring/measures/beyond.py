@@ -9,9 +9,15 @@ ranking.
 
 from __future__ import annotations
 
-import math
-
-from ef.evaluation._scoring.cutoffs import PRECISION, RECALL, RECIPROCAL_RANK, WHOLE, hits_at
+from ef.evaluation._scoring.cutoffs import (
+    PRECISION,
+    RECALL,
+    RECIPROCAL_RANK,
+    WHOLE,
+    dcg_at,
+    hits_at,
+    ndcg_at,
+)
 from ef.evaluation._scoring.measures.cut import values
 from ef.evaluation._scoring.measures.sets import f_measure
 from ef.evaluation._scoring.measures.summary import QueryFacts
@@ -33,8 +39,6 @@ ERR_MAX_GRADE = 4
 """ERR's normaliser is ``2**ERR_MAX_GRADE``, gdeval's ``$MAX_JUDGMENT``: a fixed scale, so a
 query's ERR does not change when another document gets a higher grade."""
 
-_log2 = math.log2
-
 
 def _depth(facts: QueryFacts, k: int | None) -> int:
     """How many ranks a measure cut at ``k`` looks at."""
@@ -52,19 +56,15 @@ def ndcg_exp(facts: QueryFacts, k: int | None) -> float:
     >>> round(ndcg_exp(facts, None), 6)  # (3 / log2 3) / (3 + 1 / log2 3)
     0.521296
     """
-    ideal = facts.all_gains if k is None else facts.all_gains[:k]
+    ideal = facts.all_gains
     if not ideal:
         return 0.0
-    idcg = 0.0
-    for t, grade in enumerate(ideal):
-        idcg += (2.0**grade - 1.0) / _log2(t + 2)
-    depth = _depth(facts, k)
-    dcg = 0.0
-    for position, grade in facts.graded:
-        if position >= depth:
-            break
-        dcg += (2.0**grade - 1.0) / _log2(position + 2)
-    return dcg / idcg
+    # The same DCG sum as nDCG's, over the gains 2**grade - 1 and unscaled (x / 1.0 is x).
+    cutoff = (WHOLE if k is None else k,)
+    idcg = dcg_at(range(min(len(ideal), cutoff[0])), [2.0**g - 1.0 for g in ideal], 1.0, cutoff)
+    graded = facts.graded
+    gains = [2.0**grade - 1.0 for _, grade in graded]
+    return ndcg_at([position for position, _ in graded], gains, 1.0, idcg, cutoff)[0]
 
 
 def err(facts: QueryFacts, k: int | None) -> float:
