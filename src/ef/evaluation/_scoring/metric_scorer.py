@@ -163,7 +163,7 @@ def _fused_step(forms: Sequence[int], ks: tuple[int, ...]) -> FusedStep:
     def step(positions: list[int], gains: list[float], ideal: Sequence[float]) -> list[float]:
         if not positions:
             return zeros
-        idcgs = kept_ideal_dcgs(kept, ideal, ks)
+        idcgs = kept.get(tuple(ideal)) or kept_ideal_dcgs(kept, ideal, ks)
         # Positions found imply a positive grade: R is never 0 here.
         values = values_at(positions, gains, ideal[0], len(ideal), idcgs, ks)
         if single is not None:

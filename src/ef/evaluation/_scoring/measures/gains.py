@@ -41,16 +41,22 @@ def _graded(facts: QueryFacts) -> tuple[list[int], list[float]]:
     return [p for p, _ in graded], [g for _, g in graded]
 
 
-_IDEAL_PREFIX = "ideal DCG prefix"
+_PREFIXES: dict[tuple[float, ...], list[float]] = {}
+"""sorted grades → their ideal DCG prefix: a pure function's values, kept for the queries and
+evaluations that follow (grades repeat: binary judgements give only R) up to a bound."""
+_PREFIXES_KEPT = 100_000
 
 
 def _ideal_prefix(facts: QueryFacts) -> list[float]:
     """``prefix[t]``: the ideal DCG of the first ``t`` ideal documents (every positive grade,
-    descending), summed in rank order; kept with the facts."""
-    prefix: list[float] | None = facts.memo.get(_IDEAL_PREFIX)
+    descending), summed in rank order; kept across queries."""
+    ideal = facts.all_gains
+    key = tuple(ideal)
+    prefix = _PREFIXES.get(key)
     if prefix is None:
-        ideal = facts.all_gains
-        prefix = facts.memo[_IDEAL_PREFIX] = [0.0, *ideal_dcg_at(ideal, range(1, len(ideal) + 1))]
+        if len(_PREFIXES) >= _PREFIXES_KEPT:
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = [0.0, *ideal_dcg_at(ideal, range(1, len(ideal) + 1))]
     return prefix
 
 

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from ef.evaluation._scoring.cutoffs import PRECISION, RECALL, WHOLE
-from ef.evaluation._scoring.measures.cut import relative_precision, values
+from ef.evaluation._scoring.cutoffs import RECALL, WHOLE
+from ef.evaluation._scoring.measures.cut import values
 from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
@@ -15,10 +15,9 @@ __all__ = ["FAMILIES", "f_measure"]
 
 
 def set_precision(facts: QueryFacts) -> list[float]:
-    """Relevant retrieved / retrieved (``m_set_P.c``): precision at the ranking's length; 0 when
-    nothing was retrieved."""
+    """Relevant retrieved / retrieved (``m_set_P.c``); 0 when nothing was retrieved."""
     num_ret = facts.num_ret
-    return values(facts, (num_ret,))[PRECISION] if num_ret else [0.0]
+    return [len(facts.positions) / num_ret if num_ret else 0.0]
 
 
 def set_recall(facts: QueryFacts) -> list[float]:
@@ -27,10 +26,9 @@ def set_recall(facts: QueryFacts) -> list[float]:
 
 
 def set_relative_precision(facts: QueryFacts) -> list[float]:
-    """Relevant retrieved / min(retrieved, R) (``m_set_rel_P.c``): relative_P at the ranking's
-    length; 0 when either is 0."""
-    num_ret = facts.num_ret
-    return relative_precision(facts, (num_ret,)) if num_ret else [0.0]
+    """Relevant retrieved / min(retrieved, R) (``m_set_rel_P.c``); 0 when either is 0."""
+    smaller = min(facts.num_ret, facts.n_relevant)
+    return [len(facts.positions) / smaller if smaller else 0.0]
 
 
 def set_average_precision(facts: QueryFacts) -> list[float]:
