@@ -1,13 +1,15 @@
 """The cutoff measures: nDCG, recall, precision, reciprocal rank and AP, each written once.
 
-:func:`values_at` is their one implementation: one walk over the 0-based ranks where a query's
-relevant documents landed (``positions``, ascending) gives all five at every ascending cutoff of
-``ks``. Everything else reads its values off it — ef's per-k primitives (``ndcg_at_k`` …), the
-all-cutoffs forms of ef's built-in metrics, the fused step that scores them together, and
-trec_eval's families built on the same measures (``ndcg_cut``, ``P``, ``recall``, ``map_cut``,
-``map``, ``recip_rank``, ``ndcg``, ``Rprec``). A measure of the whole ranking is the same walk at
-the cutoff :data:`WHOLE`; a DCG without normalisation is :func:`ndcg_at` over unit ideal DCGs
-(:func:`dcg_at`), and the ideal DCG is the DCG of the ideal ranking (:func:`ideal_dcg_at`).
+:func:`values_at` is their one implementation: from the 0-based ranks where a query's relevant
+documents landed (``positions``, ascending) it gives all five at every ascending cutoff of
+``ks`` in one walk, the DCG sum written once. Everything else reads its values off it: ef's
+per-k primitives (``ndcg_at_k`` …), the all-cutoffs forms of ef's built-in metrics, the fused
+step that scores them together, trec_eval's families built on the same measures
+(``ndcg_cut``, ``ndcg``, ``ndcg_rel``, ``Rndcg``, ``P``, ``recall``, ``map_cut``, ``map``,
+``recip_rank``, ``Rprec``, ``Rprec_mult``), ranx's f1 and exponential-gain nDCG. A measure of
+the whole ranking is its value at the cutoff :data:`WHOLE`; a DCG without normalisation is
+:func:`ndcg_at` over unit ideal DCGs (:func:`dcg_at`), and the ideal DCG is the DCG of the ideal
+ranking (:func:`ideal_dcg_at`).
 
 Sums run in rank order (trec_eval's order), each term ``grade / scale / log2(rank + 2)`` with
 ``scale`` the query's largest grade: the same ratio, but no finite grade can overflow it.
@@ -57,39 +59,6 @@ def log2_table(n: int) -> list[float]:
     return _LOG2
 
 
-def ndcg_at(
-    positions: Sequence[int],
-    gains: Sequence[float],
-    scale: float,
-    ideal_dcgs: Sequence[float],
-    ks: Sequence[int],
-) -> list[float]:
-    """The DCG of the top k over ``ideal_dcgs`` at every ascending cutoff of ``ks``: the one DCG
-    sum (trec_eval ``m_ndcg_cut.c``), in rank order, each grade divided by ``scale``.
-
-    Over unit ideal DCGs it is the bare DCG (:func:`dcg_at`), and over the ideal ranking the
-    ideal DCG (:func:`ideal_dcg_at`).
-
-    :param positions: the 0-based ranks of the retrieved relevant documents, ascending.
-    :param gains: their grades, aligned with ``positions``.
-    :param scale: what every grade is divided by (the query's largest grade, for nDCG).
-    :param ideal_dcgs: what each cutoff's DCG is divided by, aligned with ``ks``.
-    """
-    if not positions:
-        return [0.0] * len(ks)
-    # Discounts only as far as this query reaches: memory follows the rankings, never k.
-    log2 = log2_table(positions[-1] + 1)
-    out: list[float] = []
-    dcg = 0.0
-    j, n = 0, len(positions)
-    for k, idcg in zip(ks, ideal_dcgs, strict=True):
-        while j < n and positions[j] < k:
-            dcg += gains[j] / scale / log2[positions[j]]
-            j += 1
-        out.append(dcg / idcg)
-    return out
-
-
 def values_at(
     positions: Sequence[int],
     gains: Sequence[float],
@@ -98,11 +67,11 @@ def values_at(
     ideal_dcgs: Sequence[float] | None,
     ks: Sequence[int],
 ) -> Values:
-    """nDCG, recall, precision, reciprocal rank and AP at every cutoff of ``ks``.
+    """nDCG, recall, precision, reciprocal rank and AP at every cutoff of ``ks``, in one walk.
 
     :param positions: the 0-based ranks of the retrieved relevant documents, ascending.
     :param gains: their grades, aligned with ``positions``.
-    :param scale: what every grade is divided by (the query's largest grade).
+    :param scale: what every grade is divided by (the query's largest grade, for nDCG).
     :param n_relevant: R, the number of relevant documents, retrieved or not (``>= 1`` when
         ``positions`` is not empty).
     :param ideal_dcgs: what each cutoff's DCG is divided by (:func:`ideal_dcg_at`); ``None``
@@ -112,7 +81,7 @@ def values_at(
         :data:`RECIPROCAL_RANK` and :data:`AP`, each with one value per cutoff. With nothing
         relevant retrieved every value is 0.0.
 
-    - nDCG: the DCG of the top k over the ideal DCG at k (trec_eval ``ndcg_cut``; :func:`ndcg_at`);
+    - nDCG: the DCG of the top k over the ideal DCG at k (trec_eval ``ndcg_cut``);
     - recall: relevant in the top k over R (``recall``);
     - precision: relevant in the top k over k, always k (``P``);
     - reciprocal rank: 1 / rank of the first relevant document if within k (``recip_rank``);
@@ -123,25 +92,49 @@ def values_at(
         zeros = [0.0] * len(ks)
         ndcg_zeros = [] if ideal_dcgs is None else zeros.copy()
         return ndcg_zeros, zeros, zeros.copy(), zeros.copy(), zeros.copy()
+    wants_ndcg = ideal_dcgs is not None
+    if ideal_dcgs is None:
+        ideal_dcgs = [1.0] * len(ks)
     n_found = len(positions)
     first = positions[0]
     reciprocal = 1.0 / (first + 1)
+    # Discounts only as far as this query reaches: memory follows the rankings, never k.
+    log2 = log2_table(positions[-1] + 1)
+    ndcg: list[float] = []
     recall: list[float] = []
     precision: list[float] = []
     reciprocal_rank: list[float] = []
     average: list[float] = []
-    total = 0.0
+    dcg = total = 0.0
     j = 0
-    for k in ks:
+    for k, idcg in zip(ks, ideal_dcgs, strict=True):
         while j < n_found and positions[j] < k:
+            position = positions[j]
+            dcg += gains[j] / scale / log2[position]
             j += 1
-            total += j / (positions[j - 1] + 1)
+            total += j / (position + 1)
+        ndcg.append(dcg / idcg)
         recall.append(j / n_relevant)
         precision.append(j / k)
         reciprocal_rank.append(reciprocal if first < k else 0.0)
         average.append(total / n_relevant)
-    ndcg = [] if ideal_dcgs is None else ndcg_at(positions, gains, scale, ideal_dcgs, ks)
-    return ndcg, recall, precision, reciprocal_rank, average
+    return ndcg if wants_ndcg else [], recall, precision, reciprocal_rank, average
+
+
+def ndcg_at(
+    positions: Sequence[int],
+    gains: Sequence[float],
+    scale: float,
+    ideal_dcgs: Sequence[float],
+    ks: Sequence[int],
+) -> list[float]:
+    """The DCG of the top k over ``ideal_dcgs`` at every ascending cutoff of ``ks``, each grade
+    divided by ``scale``: :func:`values_at`'s nDCG.
+
+    Over unit ideal DCGs it is the bare DCG (:func:`dcg_at`), and over the ideal ranking the
+    ideal DCG (:func:`ideal_dcg_at`).
+    """
+    return values_at(positions, gains, scale, 1, ideal_dcgs, ks)[NDCG]
 
 
 def ranking_values(
