@@ -44,7 +44,7 @@ def _graded(facts: QueryFacts) -> tuple[list[int], list[float]]:
 _PREFIXES: dict[tuple[float, ...], list[float]] = {}
 """sorted grades → their ideal DCG prefix: a pure function's values, kept for the queries and
 evaluations that follow (grades repeat: binary judgements give only R) up to a bound."""
-_PREFIXES_KEPT = 100_000
+_PREFIXES_KEPT = 4096  # distinct grade lists, each prefix as long as its list
 
 
 def _ideal_prefix(facts: QueryFacts) -> list[float]:
