@@ -204,7 +204,8 @@ def ideal_dcg_at(ideal: Sequence[float], ks: Sequence[int]) -> list[float]:
 
     :param ideal: the query's positive grades, descending; not empty.
     """
-    return dcg_at(range(min(len(ideal), ks[-1])), ideal, ideal[0], ks)
+    ranks = range(min(len(ideal), ks[-1]))
+    return values_at(ranks, ideal, ideal[0], 1, [1.0] * len(ks), ks)[NDCG]  # its dcg_at
 
 
 def hits_at(positions: Sequence[int], ks: Sequence[int]) -> list[int]:
