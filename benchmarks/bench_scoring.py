@@ -73,10 +73,10 @@ def ef_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) ->
 def ef_first_call(run: Mapping[str, Any], qrels: Mapping[str, Mapping[str, float]]) -> Means:
     """ef evaluating judgements it has not seen before: what it keeps of earlier evaluations
     (each qrels' checked positive grades, ideal DCGs) is dropped first, as in a fresh process."""
-    from ef.evaluation._scoring import plan, ranked
+    from ef.evaluation._scoring import cutoffs, query_plan
 
-    plan._KNOWN_QRELS.clear()
-    ranked._IDEAL_DCGS.clear()
+    query_plan._KNOWN_QRELS.clear()
+    cutoffs._IDEAL_DCGS.clear()
     return ef_call(run, qrels)
 
 
@@ -133,15 +133,17 @@ def full_set_cases(workload: workloads.Workload) -> dict[str, tuple[str, Callabl
     import pytrec_eval
 
     from ef.evaluation import evaluate_run
-    from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+    from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES
 
     names = [family.name for family in TREC_FAMILIES]
     measures = set(pytrec_eval.supported_measures) - {"runid", "relstring"}
     shared = {"ndcg@10": "ndcg_cut_10", "recall@100": "recall_100", "map@1000": "map_cut_1000"}
+    # ef asks for trec_eval's recall as trec_recall (its own recall is a different family).
+    ef_keys = {**shared, "recall@100": "trec_recall_100"}
 
     def ef_full(run: Mapping[str, Any]) -> Means:
         report = evaluate_run(run, workload.qrels, metrics=names)
-        return {key: report.metrics[trec] for key, trec in shared.items()}
+        return {key: report.metrics[trec] for key, trec in ef_keys.items()}
 
     def pytrec_eval_full() -> Means:
         evaluator = pytrec_eval.RelevanceEvaluator(workload.qrels_int, measures)

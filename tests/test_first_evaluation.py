@@ -22,13 +22,13 @@ import pytest
 from ef.evaluation import RelevanceLevelWarning, hookimpl
 from ef.evaluation import evaluate_run as _evaluate_run
 from ef.evaluation._metric_names.api import lookup_metrics
-from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring import ranked as _ranked
-from ef.evaluation._scoring.aggregate import ScoreSheet
-from ef.evaluation._scoring.judged import plain_judgements
+from ef.evaluation._scoring import cutoffs as _cutoffs
+from ef.evaluation._scoring import query_plan as _plan
+from ef.evaluation._scoring.grades import plain_judgements, relevant_grades
 from ef.evaluation._scoring.measures.summary import Judging
-from ef.evaluation._scoring.plan import QueryPlan
-from ef.evaluation._scoring.ranked import relevant_grades, summarize
+from ef.evaluation._scoring.query_plan import QueryPlan
+from ef.evaluation._scoring.ranked import summarize
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation.testing import registered_plugin
 from oracle import PRIMITIVES
 
@@ -86,10 +86,10 @@ def test_a_first_evaluation_scores_as_the_careful_path(grades, depth, duplicates
     careful = _careful(qrels)
     assert plain_judgements(qrels) and not plain_judgements(careful)
     _plan._KNOWN_QRELS.clear()
-    _ranked._IDEAL_DCGS.clear()
+    _cutoffs._IDEAL_DCGS.clear()
     first = evaluate_run(run, qrels, k_values=KS, metrics=METRICS)
     again = evaluate_run(run, qrels, k_values=KS, metrics=METRICS)
-    _ranked._IDEAL_DCGS.clear()
+    _cutoffs._IDEAL_DCGS.clear()
     checked = evaluate_run(run, careful, k_values=KS, metrics=METRICS)
     assert _same(first.per_query, checked.per_query)
     assert _same(first.metrics, checked.metrics)
@@ -104,7 +104,7 @@ def test_a_first_evaluation_gives_the_per_k_functions_values(grades, depth):
     """The public per-k functions sum in their own loops: the same floats, bit for bit."""
     run, qrels = _workload(GRADES[grades], depth, seed=depth, duplicates=True)
     _plan._KNOWN_QRELS.clear()
-    _ranked._IDEAL_DCGS.clear()
+    _cutoffs._IDEAL_DCGS.clear()
     report = evaluate_run(run, qrels, k_values=KS, metrics=METRICS)
     assert report.n_queries > 10
     for query_id, values in report.per_query.items():

@@ -16,7 +16,7 @@ from ef.evaluation._running.options import (
     ScoringOptions,
     role,
 )
-from ef.evaluation._scoring.plan import fingerprint
+from ef.evaluation._scoring.query_plan import fingerprint
 
 QRELS = {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}
 QUERIES = {"q1": "alpha", "q2": "beta"}

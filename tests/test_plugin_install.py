@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES
 from oracle import trec_eval_values
 from plugin_venvs import FIXTURES, ROOT, build_venv, environment, outside_checkout, run
 

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef.evaluation._metric_names.api import lookup_metrics
-from ef.evaluation._scoring.ranked import ScoringPlan, summarize
+from ef.evaluation._scoring.metric_scorer import MetricScorer
+from ef.evaluation._scoring.ranked import summarize
 from oracle import PRIMITIVES
 
 DOCS = [f"d{i}" for i in range(40)]
@@ -20,7 +21,7 @@ DOCS = [f"d{i}" for i in range(40)]
 )
 def test_core_equals_primitives_exactly(relevant, ranked, ks):
     # Long rankings with few relevant ids take the index path, the others the dict path.
-    plan = ScoringPlan(lookup_metrics(list(PRIMITIVES)), ks)
+    plan = MetricScorer(lookup_metrics(list(PRIMITIVES)), ks)
     values = plan.score(summarize(ranked, relevant))
     assert list(values) == [f"{m}@{k}" for m in PRIMITIVES for k in sorted(set(ks))]
     for name, fn in PRIMITIVES.items():
@@ -38,6 +39,6 @@ def test_summary_records_where_relevant_ids_landed():
 
 
 def test_plan_deduplicates_and_sorts_cutoffs():
-    plan = ScoringPlan(lookup_metrics(["recall"]), [10, 1, 10])
+    plan = MetricScorer(lookup_metrics(["recall"]), [10, 1, 10])
     assert plan.k_values == (1, 10)
     assert plan.keys == ["recall@1", "recall@10"]

@@ -17,10 +17,10 @@ import pytest
 
 from ef.evaluation import evaluate_run
 from ef.evaluation._metric_names.api import lookup_metrics
-from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring import ranked as _ranked
+from ef.evaluation._scoring import cutoffs as _cutoffs
+from ef.evaluation._scoring import query_plan as _plan
 from ef.evaluation._scoring.metrics import plain_judgements
-from ef.evaluation._scoring.plan import QueryPlan, digest
+from ef.evaluation._scoring.query_plan import QueryPlan, digest
 
 METRICS = ("ndcg", "recall", "precision", "mrr", "map")
 
@@ -88,7 +88,7 @@ def test_kept_ideal_dcgs_never_cross_cutoffs_or_grades():
     other_ks = evaluate_run(run, qrels, k_values=(2, 5, 40), metrics=METRICS)
     doubled = {q: {d: g * 2 + 1 for d, g in j.items()} for q, j in qrels.items()}
     other_grades = evaluate_run(run, doubled, k_values=(1, 5, 10), metrics=METRICS)
-    _ranked._IDEAL_DCGS.clear()
+    _cutoffs._IDEAL_DCGS.clear()
     assert evaluate_run(run, qrels, k_values=(1, 5, 10), metrics=METRICS) == first
     assert evaluate_run(run, qrels, k_values=(2, 5, 40), metrics=METRICS) == other_ks
     assert evaluate_run(run, doubled, k_values=(1, 5, 10), metrics=METRICS) == other_grades
@@ -97,14 +97,14 @@ def test_kept_ideal_dcgs_never_cross_cutoffs_or_grades():
 
 
 def test_kept_ideal_dcgs_stay_bounded(monkeypatch):
-    monkeypatch.setattr(_ranked, "_IDEAL_DCGS_KEPT", 5)
-    monkeypatch.setattr(_ranked, "_IDEAL_DCGS_CUTOFFS", 2)
-    _ranked._IDEAL_DCGS.clear()
+    monkeypatch.setattr(_cutoffs, "_IDEAL_DCGS_KEPT", 5)
+    monkeypatch.setattr(_cutoffs, "_IDEAL_DCGS_CUTOFFS", 2)
+    _cutoffs._IDEAL_DCGS.clear()
     run, qrels = _graded(60, seed=13)
     reports = [evaluate_run(run, qrels, k_values=ks, metrics=METRICS) for ks in ((1,), (2,), (3,))]
-    assert list(_ranked._IDEAL_DCGS) == [(3,)]
-    assert 0 < len(_ranked._IDEAL_DCGS[(3,)]) <= 5
-    _ranked._IDEAL_DCGS.clear()
+    assert list(_cutoffs._IDEAL_DCGS) == [(3,)]
+    assert 0 < len(_cutoffs._IDEAL_DCGS[(3,)]) <= 5
+    _cutoffs._IDEAL_DCGS.clear()
     monkeypatch.undo()
     fresh = [evaluate_run(run, qrels, k_values=ks, metrics=METRICS) for ks in ((1,), (2,), (3,))]
     assert fresh == reports

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from ef.evaluation._metric_names.api import lookup_metrics
 from ef.evaluation._running.evaluate import evaluate_run
 from ef.evaluation._scoring import scored as _scored
+from ef.evaluation._scoring.metric_scorer import MetricScorer
 from ef.evaluation._scoring.order import rank_by_score
-from ef.evaluation._scoring.ranked import RankingSummary, ScoringPlan, summarize
+from ef.evaluation._scoring.ranked import RankingSummary, summarize
 from ef.evaluation._scoring.scored import summarize_scores
 
 DOCS = [f"d{i:02d}" for i in range(30)]
@@ -138,7 +139,7 @@ METRIC_NAMES = ["ndcg", "recall", "precision", "mrr", "map"]
     st.dictionaries(st.sampled_from(DOCS), st.sampled_from([-1.0, 0.0, 0.5, 1.0, 3.5]), max_size=8),
 )
 def test_the_fused_builtin_step_gives_each_forms_values(names, ks, ranked, relevant):
-    plan = ScoringPlan(lookup_metrics(names), ks)
+    plan = MetricScorer(lookup_metrics(names), ks)
     summary = summarize(ranked, relevant)
     expected: list[float] = []
     for metric in plan.metrics:

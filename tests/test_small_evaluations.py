@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from ef.evaluation import evaluate_run
 from ef.evaluation._metric_names.api import lookup_metrics
-from ef.evaluation._scoring import metrics as _metrics
+from ef.evaluation._scoring import grades as _grades
+from ef.evaluation._scoring.metric_scorer import MetricScorer
 from ef.evaluation._scoring.metrics import ndcg_at_k, positive_grades
-from ef.evaluation._scoring.plan import DIGEST_PREFIX, digest, fingerprint
-from ef.evaluation._scoring.ranked import ScoringPlan, summarize
+from ef.evaluation._scoring.query_plan import DIGEST_PREFIX, digest, fingerprint
+from ef.evaluation._scoring.ranked import summarize
 
 QRELS = {"q1": {"d1": 1.0, "d2": 0.0}, "q2": {"d3": 2.0, "d1": 1.0}}
 
@@ -130,7 +131,7 @@ def test_the_fast_check_accepts_and_refuses_what_the_loop_does(relevant):
     ],
 )
 def test_the_fast_check_takes_only_plain_finite_judgements(relevant, plain):
-    assert _metrics._plain_and_finite(relevant) is plain
+    assert _grades._plain_and_finite(relevant) is plain
 
 
 # --- short rankings -------------------------------------------------------------------------
@@ -174,7 +175,7 @@ QUERY = st.tuples(
     st.lists(QUERY, min_size=2, max_size=12),
 )
 def test_one_plan_scores_every_query_as_its_forms_do(names, ks, queries):
-    plan = ScoringPlan(lookup_metrics(names), ks)
+    plan = MetricScorer(lookup_metrics(names), ks)
     for ranked, relevant in queries:  # one plan for all: what it keeps between queries
         summary = summarize(ranked, relevant)
         expected: list[float] = []
@@ -185,7 +186,7 @@ def test_one_plan_scores_every_query_as_its_forms_do(names, ks, queries):
 
 
 def test_queries_with_as_many_relevant_ids_but_other_grades_keep_their_own_ideal():
-    plan = ScoringPlan(lookup_metrics(["ndcg"]), (2,))
+    plan = MetricScorer(lookup_metrics(["ndcg"]), (2,))
     first = plan.score(summarize(["a", "b"], {"a": 1.0, "b": 1.0}))
     second = plan.score(summarize(["a", "b"], {"a": 1.0, "b": 2.0}))
     assert first == {"ndcg@2": 1.0}

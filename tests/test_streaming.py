@@ -333,7 +333,7 @@ def test_per_query_values_share_their_float_objects(tmp_path: Path) -> None:
 def test_a_negative_zero_is_kept_as_it_is() -> None:
     from ef.evaluation._running.driver import plan_queries
     from ef.evaluation._running.options import ScoringOptions
-    from ef.evaluation._scoring.aggregate import ScoreSheet
+    from ef.evaluation._scoring.score_sheet import ScoreSheet
 
     plan = plan_queries({"q": {"d": 1.0}}, None, ScoringOptions(), HOST)
     sheet = ScoreSheet(plan, parameters={})

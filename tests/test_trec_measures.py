@@ -14,8 +14,8 @@ import random
 import pytest
 import pytrec_eval
 
-from ef.evaluation._scoring.measures.aggregate import MIN_GEO_MEAN, aggregate
-from ef.evaluation._scoring.measures.plan import TREC_FAMILIES, MeasurePlan
+from ef.evaluation._scoring.aggregation import MIN_GEO_MEAN, aggregate
+from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES, FamilyScorer
 from ef.evaluation._scoring.measures.summary import Judging, facts_from_ranking
 from ef.evaluation._scoring.order import rank_by_score
 
@@ -87,7 +87,7 @@ def test_every_measure_matches_pytrec_eval_per_query(
         sendable(qrels), MEASURES, relevance_level=level, judged_docs_only_flag=judged_only
     )
     expected = evaluator.evaluate({q: scores for q, scores in run.items() if scores})
-    plan = MeasurePlan(TREC_FAMILIES, Judging(relevance_level=level, judged_only=judged_only))
+    plan = FamilyScorer(TREC_FAMILIES, Judging(relevance_level=level, judged_only=judged_only))
     checked = 0
     for qid, trec_values in expected.items():
         from_scores = plan.score(plan.facts_of_scores(run[qid], qrels[qid]), qid)
@@ -114,22 +114,22 @@ def test_pytrec_eval_is_nan_where_judged_only_leaves_nothing_ranked() -> None:
     )
     trec_values = evaluator.evaluate(run)["q1"]
     assert math.isnan(trec_values["11pt_avg"]) and math.isnan(trec_values["iprec_at_recall_0.00"])
-    plan = MeasurePlan(TREC_FAMILIES, Judging(judged_only=True))
+    plan = FamilyScorer(TREC_FAMILIES, Judging(judged_only=True))
     values = plan.score(plan.facts_of_scores(run["q1"], qrels["q1"]))
     assert values["11pt_avg"] == values["iprec_at_recall_0.00"] == 0.0
     assert values["num_ret"] == 0.0
 
 
 def test_a_query_judged_only_negative_has_nothing_relevant_and_nothing_judged() -> None:
-    plan = MeasurePlan(TREC_FAMILIES, Judging())
+    plan = FamilyScorer(TREC_FAMILIES, Judging())
     values = plan.score(plan.facts_of_scores({"x": 1.0, "d1": 0.5}, {"d1": -1}))
     assert {k: v for k, v in values.items() if v} == {"num_q": 1.0, "num_ret": 2.0, "utility": -2.0}
 
 
 def test_relevance_level_one_is_the_default_reading_on_integer_grades() -> None:
     qrels, run = generated(seed=7)
-    default = MeasurePlan(TREC_FAMILIES, Judging())
-    level_one = MeasurePlan(TREC_FAMILIES, Judging(relevance_level=1))
+    default = FamilyScorer(TREC_FAMILIES, Judging())
+    level_one = FamilyScorer(TREC_FAMILIES, Judging(relevance_level=1))
     for qid, scores in run.items():
         a = default.score(default.facts_of_scores(scores, qrels[qid]))
         b = level_one.score(level_one.facts_of_scores(scores, qrels[qid]))
@@ -137,7 +137,7 @@ def test_relevance_level_one_is_the_default_reading_on_integer_grades() -> None:
 
 
 def test_a_query_that_retrieves_nothing_scores_zero_but_counts_its_relevant() -> None:
-    plan = MeasurePlan(TREC_FAMILIES, Judging())
+    plan = FamilyScorer(TREC_FAMILIES, Judging())
     values = plan.score(facts_from_ranking([], {"d1": 2, "d2": 1, "n": 0}))
     counts = {"num_q": 1.0, "num_rel": 2.0}
     assert {k: v for k, v in values.items() if v} == counts
@@ -147,7 +147,7 @@ def test_means_match_pytrec_eval_aggregation() -> None:
     qrels, run = generated(seed=99)
     evaluator = pytrec_eval.RelevanceEvaluator(sendable(qrels), MEASURES)
     expected = evaluator.evaluate({q: s for q, s in run.items() if s})
-    plan = MeasurePlan(TREC_FAMILIES, Judging())
+    plan = FamilyScorer(TREC_FAMILIES, Judging())
     rows = [plan.score(plan.facts_of_scores(run[q], qrels[q])) for q in expected]
     for key in plan.keys:
         trec_key = key.removeprefix("trec_")
@@ -159,7 +159,7 @@ def test_means_match_pytrec_eval_aggregation() -> None:
 
 
 def test_aggregation_rules_name_the_measures_that_are_not_plain_means() -> None:
-    plan = MeasurePlan(TREC_FAMILIES, Judging())
+    plan = FamilyScorer(TREC_FAMILIES, Judging())
     assert plan.aggregation == {
         "gm_map": "geometric",
         "gm_bpref": "geometric",

@@ -103,7 +103,6 @@ from ef.evaluation._running.evaluate import (
 )
 from ef.evaluation._running.journal import journal_to_trec_run
 from ef.evaluation._running.run_files import read_run, read_trec_run
-from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.metrics import (
     average_precision,
     dcg_at_k,
@@ -113,6 +112,7 @@ from ef.evaluation._scoring.metrics import (
     reciprocal_rank,
 )
 from ef.evaluation._scoring.ranked import RankingSummary
+from ef.evaluation._scoring.score_sheet import Progress
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
 
 if TYPE_CHECKING:

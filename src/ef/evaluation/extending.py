@@ -50,8 +50,8 @@ from ef.evaluation._plugins import HOST, adapt_retriever
 from ef.evaluation._running.adapters import PreparedRetriever
 from ef.evaluation._running.adapters import prepare_retriever as _prepare
 from ef.evaluation._running.driver import retriever_identity as _identity
-from ef.evaluation._scoring import plan as _plan
-from ef.evaluation._scoring.judged import plain_ideals
+from ef.evaluation._scoring import query_plan as _plan
+from ef.evaluation._scoring.grades import plain_ideals
 
 __all__ = [
     "Bm25Index",

@@ -2,7 +2,7 @@
  *
  * qrels_pass(qrels) reads {query_id: {doc_id: grade}} once and returns
  * (marshal.dumps(qrels, 2), {query_id: ideal grades}) when the qrels is plain as
- * ef.evaluation's _scoring/judged.py::plain_ideals defines it: a dict (exactly) of dicts, exact
+ * ef.evaluation's _scoring/grades.py::plain_ideals defines it: a dict (exactly) of dicts, exact
  * str ids, exact float or int grades (a bool or any subclass is not plain), all finite.
  *
  * The bytes are what CPython 3.11's Python/marshal.c writes at version 2, which makes no

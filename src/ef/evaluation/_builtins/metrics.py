@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from ef.evaluation._builtins.trec_measures import register_measures
 from ef.evaluation._plugins.hookspecs import hookimpl
+from ef.evaluation._scoring import metric_scorer as _scoring
 from ef.evaluation._scoring import metrics as _metrics
-from ef.evaluation._scoring import ranked as _scoring
 
 
 @hookimpl

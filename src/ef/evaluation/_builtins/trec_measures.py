@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from ef.evaluation._scoring.measures.cut import success
-from ef.evaluation._scoring.measures.judged import judged_at
-from ef.evaluation._scoring.measures.plan import TREC_FAMILIES
+from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES
+from ef.evaluation._scoring.measures.incomplete import judged_at
 from ef.evaluation._scoring.measures.summary import facts_for, facts_from_ranking
 from ef.evaluation._scoring.measures.uncut import r_precision
 from ef.evaluation._scoring.metrics import check_cutoff

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._io.scores import SCORE_EXPECTED, check_run, score_problem
-from ef.evaluation._scoring.judged import finite_numbers
+from ef.evaluation._scoring.grades import finite_numbers
 
 __all__ = [
     "ACCEPTED_QRELS",

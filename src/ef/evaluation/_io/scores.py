@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from ef.evaluation._scoring.judged import finite_numbers
+from ef.evaluation._scoring.grades import finite_numbers
 
 __all__ = ["ENTRY_EXPECTED", "SCORE_EXPECTED", "check_run", "score_problem"]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:  # a type name only: the hooks know no more of scoring
-    from ef.evaluation._scoring.plan import QrelsPass
+    from ef.evaluation._scoring.query_plan import QrelsPass
 
 __all__ = ["PROJECT", "FusionKernel", "TrecRunParser", "hookimpl", "hookspec"]
 

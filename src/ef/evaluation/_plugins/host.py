@@ -48,7 +48,7 @@ from ef.evaluation._plugins.registry import (
 from ef.evaluation._version import library_version
 
 if TYPE_CHECKING:  # a type name only: the host knows no more of scoring
-    from ef.evaluation._scoring.plan import QrelsPass
+    from ef.evaluation._scoring.query_plan import QrelsPass
 
 __all__ = ["ENV_SELECT", "BuiltinLoader", "PluginHost"]
 

@@ -34,8 +34,8 @@ from ef.evaluation._running.options import (
     ScoringOptions,
     query_failure,
 )
-from ef.evaluation._scoring.aggregate import ScoreSheet
-from ef.evaluation._scoring.plan import QueryPlan, fingerprint
+from ef.evaluation._scoring.query_plan import QueryPlan, fingerprint
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation._types import Qrels, Queries
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from ef.evaluation._running.options import (
 )
 from ef.evaluation._running.run_scoring import score_run
 from ef.evaluation._running.saved_run import saved, saving_run
-from ef.evaluation._scoring.aggregate import Progress
 from ef.evaluation._scoring.run_queries import MissingQueries
+from ef.evaluation._scoring.score_sheet import Progress
 from ef.evaluation._types import Qrels, Queries, Run
 
 # The runner itself brings anyio and asyncio: it is imported when a retriever runs, not with

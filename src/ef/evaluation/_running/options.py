@@ -27,7 +27,7 @@ from ef.evaluation._scoring.measures.summary import Judging
 from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 
 if TYPE_CHECKING:
-    from ef.evaluation._scoring.aggregate import Progress
+    from ef.evaluation._scoring.score_sheet import Progress
 
 __all__ = [
     "DEFAULT_ASYNC_CONCURRENCY",

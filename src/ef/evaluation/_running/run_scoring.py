@@ -22,8 +22,8 @@ from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._running.streamed import evaluate_run_file
-from ef.evaluation._scoring.aggregate import ScoreSheet
 from ef.evaluation._scoring.run_queries import check_run_queries
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation._types import Qrels
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 The queries of a grouped TREC run file come from :mod:`ef.evaluation._io.stream` (a plugin's
 streaming parser first, when it offers one) and go straight into the same
-:class:`~ef.evaluation._scoring.aggregate.ScoreSheet` that scores an in-memory run, so the
+:class:`~ef.evaluation._scoring.score_sheet.ScoreSheet` that scores an in-memory run, so the
 values and means are the in-memory path's, bit for bit: each query is scored from the same dict,
 and the means are summed in qrels order whatever the order of the file.
 """
@@ -17,9 +17,9 @@ from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
-from ef.evaluation._scoring.aggregate import ScoreSheet
-from ef.evaluation._scoring.plan import QueryPlan
+from ef.evaluation._scoring.query_plan import QueryPlan
 from ef.evaluation._scoring.run_queries import check_run_queries
+from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation._types import Qrels
 
 if TYPE_CHECKING:

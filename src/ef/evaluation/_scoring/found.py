@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-__all__ = ["found"]
+__all__ = ["found", "positions_in"]
 
 
 def found(
@@ -44,7 +44,7 @@ def found(
         # Grades were checked when planned: the lookup's grade is the positive one or <= 0.
         positions = [i for i, doc_id in enumerate(ranked) if (g := get(doc_id)) and g > 0]
         return ranked, True, positions, [relevant[ranked[i]] for i in positions]
-    pairs, deduplicated = _found_in_long(
+    pairs, deduplicated = positions_in(
         ranked, relevant.items() if positives is None else positives, unique
     )
     if deduplicated is not None:
@@ -57,13 +57,18 @@ def found(
 _SHORT = 32
 
 
-def _found_in_long(
-    ranked: Sequence[str], judged: Collection[tuple[str, float]], unique: bool
+def positions_in(
+    ranked: Sequence[str],
+    judged: Collection[tuple[str, float]],
+    unique: bool,
+    above: float = 0.0,
 ) -> tuple[list[tuple[int, float]], list[str] | None]:
-    """``(rank, grade)`` of the retrieved relevant ids of a long ranking, ascending, and the
+    """``(rank, grade)`` of the retrieved judged ids with a grade ``> above``, ascending, and the
     de-duplicated ranking when a repeated id had to be dropped (else ``None``).
 
-    :param judged: ``(doc_id, grade)`` pairs; those with a grade ``> 0`` are looked for.
+    :param judged: ``(doc_id, grade)`` pairs, grades checked (finite numbers).
+    :param above: the grade to exceed: ``0.0`` for the relevant ids, ``-math.inf`` for every
+        judged one.
     """
     found: list[tuple[int, float]] = []
     deduplicated: list[str] | None = None
@@ -73,7 +78,7 @@ def _found_in_long(
         # stops at the first occurrence, the one de-duplication keeps.
         index = ranked.index
         for doc_id, grade in judged:
-            if grade > 0:
+            if grade > above:
                 try:
                     found.append((index(doc_id), grade))
                 except ValueError:
@@ -93,6 +98,6 @@ def _found_in_long(
             deduplicated = list(dict.fromkeys(ranked))
             where = dict(zip(deduplicated, range(len(deduplicated)), strict=True))
         get = where.get
-        found = [(p, g) for d, g in judged if g > 0 and (p := get(d)) is not None]
+        found = [(p, g) for d, g in judged if g > above and (p := get(d)) is not None]
     found.sort()
     return found, deduplicated

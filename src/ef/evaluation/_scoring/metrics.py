@@ -21,7 +21,19 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 
-from ef.evaluation._scoring.judged import LARGEST_FLOAT, STR, finite_numbers, plain_judgements
+from ef.evaluation._scoring.cutoffs import (
+    AP,
+    NDCG,
+    PRECISION,
+    RECALL,
+    RECIPROCAL_RANK,
+    WHOLE,
+    Values,
+    dcg_at,
+    ranking_values,
+)
+from ef.evaluation._scoring.grades import plain_judgements, positive_grades
+from ef.evaluation._scoring.ranked import summarize
 
 __all__ = [
     "average_precision",
@@ -79,90 +91,20 @@ def checked_value(value: object, returned: Callable[[str], str]) -> float:
     )
 
 
-def _bad_judgement(doc_id: object, grade: object, query_id: str | None) -> Exception:
-    of_query = "" if query_id is None else f" for query {query_id!r}"
-    if not isinstance(doc_id, str):
-        return TypeError(f"doc id {doc_id!r:.40}{of_query} is not a string")
-    shown = f"grade of doc {doc_id!r}{of_query} is {grade!r:.40}"
-    if isinstance(grade, numbers.Real):
-        return ValueError(f"{shown}; grades must be finite numbers")
-    return TypeError(f"{shown} (a {type(grade).__name__}); grades must be finite numbers")
+def _cutoff_or_whole(k: int | None) -> int:
+    """A checked cutoff, or :data:`~ef.evaluation._scoring.cutoffs.WHOLE` for ``None``."""
+    return WHOLE if k is None else check_cutoff(k)
 
 
-def _is_finite_real(value: object) -> bool:
-    if not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        return False
-
-
-def _plain_and_finite(relevant: dict[str, float]) -> bool:
-    """Whether every id is a ``str`` and every grade a finite ``float`` or ``int``, checked in
-    C-level passes; ``False`` sends the caller to the careful loop, which says what is wrong."""
-    return set(map(type, relevant)) <= STR and finite_numbers(relevant.values())
-
-
-def positive_grades(
-    relevant: Mapping[str, float], query_id: str | None = None
-) -> list[tuple[str, float]]:
-    """The ``(doc_id, grade)`` pairs with a positive grade, in judgement order, checked.
-
-    Every doc id must be a string and every grade a finite real number: a NaN grade would
-    otherwise be silently non-relevant, and an infinite one would turn nDCG into NaN.
-
-    :param relevant: one query's judgements, ``{doc_id: grade}``.
-    :param query_id: the query, named in errors when given.
-    :raises ValueError: for a NaN or infinite grade, naming the doc (and the query).
-    :raises TypeError: for a grade that is not a number, or a doc id that is not a string.
-
-    >>> positive_grades({'d1': 2, 'd2': 0, 'd3': 0.5})
-    [('d1', 2), ('d3', 0.5)]
-    >>> positive_grades({'d1': float('nan')}, 'q1')
-    Traceback (most recent call last):
-        ...
-    ValueError: grade of doc 'd1' for query 'q1' is nan; grades must be finite numbers
-    """
-    if type(relevant) is dict and _plain_and_finite(relevant):
-        return [(doc_id, grade) for doc_id, grade in relevant.items() if grade > 0]
-    positives: list[tuple[str, float]] = []
-    for doc_id, grade in relevant.items():
-        # Floats and ints in one cheap test each (inf - inf and nan - nan are nan; an int is
-        # finite as long as it converts to a float); the rest (numpy scalars, non-numbers)
-        # the careful way.
-        kind = type(grade)
-        if kind is float:
-            finite = grade - grade == 0.0
-        elif kind is int:
-            finite = -LARGEST_FLOAT <= grade <= LARGEST_FLOAT
-        else:
-            finite = _is_finite_real(grade)
-        if not (finite and isinstance(doc_id, str)):
-            raise _bad_judgement(doc_id, grade, query_id)
-        if grade > 0:
-            positives.append((doc_id, grade))
-    return positives
-
-
-def _top(ranked: Sequence[str], k: int | None) -> list[str]:
-    """The de-duplicated ranking (first occurrence wins), cut at ``k``."""
-    unique = list(dict.fromkeys(ranked))
-    return unique if k is None else unique[:k]
-
-
-def _gains(relevant: Mapping[str, float]) -> dict[str, float]:
-    """The checked positive grades, ``{doc_id: grade}``: the only judgements any metric reads."""
-    return dict(positive_grades(relevant))
-
-
-def _dcg(ranked: Sequence[str], gains: Mapping[str, float], k: int, scale: float) -> float:
-    total = 0.0
-    for i, doc_id in enumerate(_top(ranked, k)):
-        grade = gains.get(doc_id)
-        if grade is not None:
-            total += grade / scale / math.log2(i + 2)
-    return total
+def _values(
+    ranked: Sequence[str], relevant: Mapping[str, float], cutoff: int, scale: float | None = None
+) -> Values:
+    """The cutoff measures of one ranking at one checked cutoff, each a list of one value; with
+    ``scale``, the grades are divided by it and nDCG's list holds the bare DCG."""
+    summary = summarize(ranked, relevant, positives=positive_grades(relevant))
+    if scale is not None:
+        return (dcg_at(summary.positions, summary.gains, scale, [cutoff]), [], [], [], [])
+    return ranking_values(summary.positions, summary.gains, summary.ideal_gains, [cutoff])
 
 
 def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -181,8 +123,7 @@ def dcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> fl
     >>> round(dcg_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 3), 4)
     1.5
     """
-    check_cutoff(k)
-    total = _dcg(ranked, _gains(relevant), k, 1.0)
+    total = _values(ranked, relevant, check_cutoff(k), scale=1.0)[NDCG][0]
     if total == math.inf:
         raise OverflowError("the DCG of these grades exceeds the range of a float")
     return total
@@ -204,16 +145,7 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> f
     >>> round(ndcg_at_k(['x', 'd1'], {'d1': 1.0}, 2), 4)  # relevant doc at rank 2
     0.6309
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    ideal = sorted(gains.values(), reverse=True)
-    scale = ideal[0]
-    idcg = 0.0
-    for i, grade in enumerate(ideal[:k]):
-        idcg += grade / scale / math.log2(i + 2)
-    return _dcg(ranked, gains, k, scale) / idcg
+    return _values(ranked, relevant, check_cutoff(k))[NDCG][0]
 
 
 def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -227,12 +159,7 @@ def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) ->
     >>> recall_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 3)
     1.0
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
-    return hits / len(gains)
+    return _values(ranked, relevant, check_cutoff(k))[RECALL][0]
 
 
 def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
@@ -244,10 +171,7 @@ def precision_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int)
     >>> precision_at_k(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0}, 2)
     0.5
     """
-    check_cutoff(k)
-    gains = _gains(relevant)
-    hits = sum(1 for doc_id in _top(ranked, k) if doc_id in gains)
-    return hits / k
+    return _values(ranked, relevant, check_cutoff(k))[PRECISION][0]
 
 
 def reciprocal_rank(
@@ -266,13 +190,7 @@ def reciprocal_rank(
     >>> reciprocal_rank(['x', 'd1'], {'d1': 1.0}, k=1)  # relevant doc past the cutoff
     0.0
     """
-    if k is not None:
-        check_cutoff(k)
-    gains = _gains(relevant)
-    for i, doc_id in enumerate(_top(ranked, k)):
-        if doc_id in gains:
-            return 1.0 / (i + 1)
-    return 0.0
+    return _values(ranked, relevant, _cutoff_or_whole(k))[RECIPROCAL_RANK][0]
 
 
 def average_precision(
@@ -290,15 +208,4 @@ def average_precision(
     >>> average_precision(['d1', 'x', 'd2'], {'d1': 1.0, 'd2': 1.0})
     0.8333333333333333
     """
-    if k is not None:
-        check_cutoff(k)
-    gains = _gains(relevant)
-    if not gains:
-        return 0.0
-    hits = 0
-    total = 0.0
-    for i, doc_id in enumerate(_top(ranked, k)):
-        if doc_id in gains:
-            hits += 1
-            total += hits / (i + 1)
-    return total / len(gains)
+    return _values(ranked, relevant, _cutoff_or_whole(k))[AP][0]

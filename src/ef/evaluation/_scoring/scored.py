@@ -13,8 +13,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 
+from ef.evaluation._scoring.grades import ideal_grades, relevant_grades
 from ef.evaluation._scoring.order import rank_by_score
-from ef.evaluation._scoring.ranked import RankingSummary, relevant_grades, summarize
+from ef.evaluation._scoring.ranked import RankingSummary, summarize
 
 __all__ = ["summarize_scores"]
 
@@ -52,7 +53,7 @@ def summarize_scores(
             return summarize(rank_by_score(scores), relevant, unique=True, positives=positives)
     else:
         found = []
-    ideal = sorted((grade for _, grade in positives), reverse=True)
+    ideal = ideal_grades(grade for _, grade in positives)
     return RankingSummary(
         None, relevant, [p for p, _ in found], [g for _, g in found], ideal, scores=scores
     )

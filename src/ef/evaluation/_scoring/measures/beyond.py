@@ -9,8 +9,17 @@ ranking.
 
 from __future__ import annotations
 
-import math
-
+from ef.evaluation._scoring.cutoffs import (
+    PRECISION,
+    RECALL,
+    RECIPROCAL_RANK,
+    WHOLE,
+    dcg_at,
+    hits_at,
+    ndcg_at,
+)
+from ef.evaluation._scoring.measures.cut import values
+from ef.evaluation._scoring.measures.sets import f_measure
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
 __all__ = [
@@ -30,8 +39,6 @@ ERR_MAX_GRADE = 4
 """ERR's normaliser is ``2**ERR_MAX_GRADE``, gdeval's ``$MAX_JUDGMENT``: a fixed scale, so a
 query's ERR does not change when another document gets a higher grade."""
 
-_log2 = math.log2
-
 
 def _depth(facts: QueryFacts, k: int | None) -> int:
     """How many ranks a measure cut at ``k`` looks at."""
@@ -49,19 +56,15 @@ def ndcg_exp(facts: QueryFacts, k: int | None) -> float:
     >>> round(ndcg_exp(facts, None), 6)  # (3 / log2 3) / (3 + 1 / log2 3)
     0.521296
     """
-    ideal = facts.all_gains if k is None else facts.all_gains[:k]
+    ideal = facts.all_gains
     if not ideal:
         return 0.0
-    idcg = 0.0
-    for t, grade in enumerate(ideal):
-        idcg += (2.0**grade - 1.0) / _log2(t + 2)
-    depth = _depth(facts, k)
-    dcg = 0.0
-    for position, grade in facts.graded:
-        if position >= depth:
-            break
-        dcg += (2.0**grade - 1.0) / _log2(position + 2)
-    return dcg / idcg
+    # The same DCG sum as nDCG's, over the gains 2**grade - 1 and unscaled (x / 1.0 is x).
+    cutoff = (WHOLE if k is None else k,)
+    idcg = dcg_at(range(min(len(ideal), cutoff[0])), [2.0**g - 1.0 for g in ideal], 1.0, cutoff)
+    graded = facts.graded
+    gains = [2.0**grade - 1.0 for _, grade in graded]
+    return ndcg_at([position for position, _ in graded], gains, 1.0, idcg, cutoff)[0]
 
 
 def err(facts: QueryFacts, k: int | None) -> float:
@@ -138,16 +141,18 @@ def rbp_residual(facts: QueryFacts, p: float, k: int | None = None) -> float:
 
 def hits(facts: QueryFacts, k: int) -> float:
     """Relevant documents in the top ``k`` (ranx ``hits``)."""
-    return float(len(_rbp_positions(facts, k)))
+    return float(hits_at(facts.positions, (k,))[0])
 
 
 def f1(facts: QueryFacts, k: int) -> float:
     """The harmonic mean of precision@k and recall@k (ranx ``f1``); 0 when either is 0."""
-    found = len(_rbp_positions(facts, k))
-    if not found or not facts.n_relevant:
-        return 0.0
-    precision, recall = found / k, found / facts.n_relevant
-    return 2.0 * precision * recall / (precision + recall)
+    at_k = values(facts, (k,))
+    return f_measure(at_k[PRECISION][0], at_k[RECALL][0])
+
+
+def _judged_within(facts: QueryFacts, depth: int) -> int:
+    """How many judged documents (any grade) are in the top ``depth``."""
+    return hits_at([position for position, _ in facts.judged], (depth,))[0]
 
 
 def unjudged(facts: QueryFacts, k: int) -> float:
@@ -156,8 +161,7 @@ def unjudged(facts: QueryFacts, k: int) -> float:
     BEIR's ``Hole@k`` on one query; on several, BEIR counts a document judged for *any* query
     as judged, and ef does not compute that (docs/semantics.md)."""
     depth = _depth(facts, k)
-    judged = sum(1 for position, _ in facts.judged if position < depth)
-    return (depth - judged) / k
+    return (depth - _judged_within(facts, depth)) / k
 
 
 def judged_share(facts: QueryFacts, k: int | None) -> float:
@@ -168,10 +172,9 @@ def judged_share(facts: QueryFacts, k: int | None) -> float:
     depth = _depth(facts, k)
     if not depth:
         return 0.0
-    return sum(1 for position, _ in facts.judged if position < depth) / depth
+    return _judged_within(facts, depth) / depth
 
 
 def reciprocal_rank_at(facts: QueryFacts, k: int | None) -> float:
     """``1 / rank`` of the first relevant document if it is in the top ``k``, else 0."""
-    positions = _rbp_positions(facts, k)
-    return 1.0 / (positions[0] + 1) if positions else 0.0
+    return values(facts, (WHOLE if k is None else k,))[RECIPROCAL_RANK][0]

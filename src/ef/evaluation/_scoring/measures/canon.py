@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 import attrs
 
+from ef.evaluation._scoring.aggregation import Aggregation
 from ef.evaluation._scoring.domains import CUTOFF, Domain, choice, integer, number
-from ef.evaluation._scoring.measures import beyond, cut, gains, judged, sets, uncut
-from ef.evaluation._scoring.measures.family import Aggregation
+from ef.evaluation._scoring.measures import beyond, cut, gains, incomplete, sets, uncut
 from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
 
 __all__ = ["CANON", "Canon", "Measure", "Param"]
@@ -175,10 +175,10 @@ CANON: dict[str, Canon] = {
             "nDCG(dcg='exp-log2')@10", "ndcg_burges@10")),
         _c("Rprec", _one(uncut.r_precision), "none", (REL,), _TREC + " m_Rprec.c",
            "relevant documents in the top R, divided by R", ("Rprec",)),
-        _c("Bpref", _one(judged.bpref), "none", (REL,), _TREC + " m_bpref.c",
+        _c("Bpref", _one(incomplete.bpref), "none", (REL,), _TREC + " m_bpref.c",
            "binary preference: relevant documents above judged non-relevant ones",
            ("Bpref", "bpref")),
-        _c("infAP", _one(judged.inferred_average_precision), "none", (REL,),
+        _c("infAP", _one(incomplete.inferred_average_precision), "none", (REL,),
            _TREC + " m_infAP.c", "inferred average precision", ("infAP",)),
         _c("Judged", _rel(beyond.judged_share), "optional", (), "ir_measures Judged",
            "judged documents in the top k, divided by min(k, retrieved)", ("Judged@10",)),

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ef.evaluation._scoring.cutoffs import average_precision_at, hits_at
+from ef.evaluation._scoring.cutoffs import (
+    AP,
+    NDCG,
+    PRECISION,
+    RECALL,
+    WHOLE,
+    Values,
+    hits_at,
+    kept_for,
+    ranking_values,
+)
 from ef.evaluation._scoring.measures.family import Family, cutoff_keys
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
@@ -18,19 +28,41 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 """trec_eval's default cutoffs for P, recall, relative_P, map_cut and ndcg_cut."""
 SUCCESS_CUTOFFS = (1, 5, 10)
 """trec_eval's default cutoffs for success."""
+_RECURRING = frozenset({CUTOFFS, (WHOLE,)})
+
+
+def values(facts: QueryFacts, ks: Sequence[int], *, ndcg: bool = False) -> Values:
+    """The cutoff measures (nDCG, recall, precision, reciprocal rank, AP) of the relevant
+    documents at the relevance level, at every ascending cutoff of ``ks``: one walk per query
+    and set of cutoffs, whichever families read it.
+
+    :param ndcg: whether nDCG is wanted; else its list may be empty.
+    """
+    key = ks if type(ks) is tuple else tuple(ks)
+    found: Values | None = facts.memo.get(key)
+    if found is None or (ndcg and not found[NDCG]):
+        # The ideal DCGs are kept across queries for the cutoffs that recur (the defaults),
+        # and then nDCG comes with the others at the cost of a look-up.
+        recurring = key in _RECURRING
+        found = facts.memo[key] = ranking_values(
+            facts.positions,
+            facts.gains,
+            facts.ideal_gains,
+            key,
+            kept_for(key) if recurring else None,
+            ndcg=ndcg or recurring,
+        )
+    return found
 
 
 def precision(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
     """Relevant documents in the top k, divided by k (``m_P.c``)."""
-    return [hits / k for hits, k in zip(hits_at(facts.positions, ks), ks, strict=True)]
+    return values(facts, ks)[PRECISION]
 
 
 def recall(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
     """Relevant documents in the top k, divided by R (``m_recall.c``); 0 when R is 0."""
-    n_relevant = facts.n_relevant
-    if not n_relevant:
-        return [0.0] * len(ks)
-    return [hits / n_relevant for hits in hits_at(facts.positions, ks)]
+    return values(facts, ks)[RECALL]
 
 
 def relative_precision(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
@@ -55,7 +87,7 @@ def success(facts: QueryFacts, ks: Sequence[int] = SUCCESS_CUTOFFS) -> list[floa
 
 def average_precision_cut(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
     """Average precision over the top k, divided by R (``m_map_cut.c``); 0 when R is 0."""
-    return average_precision_at(facts.positions, facts.n_relevant, ks)
+    return values(facts, ks)[AP]
 
 
 def _trec_m_file(name: str) -> str:

@@ -10,10 +10,10 @@ which source defines them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
 
 import attrs
 
+from ef.evaluation._scoring.aggregation import AGGREGATIONS, Aggregation
 from ef.evaluation._scoring.measures.summary import (
     DEFAULT_JUDGING,
     QueryFacts,
@@ -22,10 +22,6 @@ from ef.evaluation._scoring.measures.summary import (
 
 __all__ = ["AGGREGATIONS", "Aggregation", "Family", "cutoff_keys", "fraction_keys"]
 
-Aggregation = Literal["mean", "sum", "geometric"]
-AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "sum", "geometric")
-"""How a key's per-query values become ``report.metrics``: a plain mean over the scored queries,
-a sum (trec_eval's ``num_*`` counts), or trec_eval's geometric mean (``gm_map``, ``gm_bpref``)."""
 
 Compute = Callable[[QueryFacts], list[float]]
 

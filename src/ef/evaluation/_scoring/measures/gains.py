@@ -16,7 +16,15 @@ import math
 from collections.abc import Sequence
 from itertools import accumulate
 
-from ef.evaluation._scoring.measures.cut import CUTOFFS
+from ef.evaluation._scoring.cutoffs import (
+    NDCG,
+    WHOLE,
+    dcg_at,
+    ideal_dcg_at,
+    ndcg_at,
+    ranking_values,
+)
+from ef.evaluation._scoring.measures.cut import CUTOFFS, values
 from ef.evaluation._scoring.measures.family import Family, cutoff_keys
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
@@ -25,50 +33,45 @@ __all__ = ["FAMILIES", "ndcg_cut"]
 _log2 = math.log2
 
 
-def _ideal_prefix(ideal: Sequence[float], scale: float) -> list[float]:
-    """``prefix[t]``: the ideal DCG of the first ``t`` ideal documents, summed in rank order."""
-    prefix = [0.0]
-    total = 0.0
-    for t, gain in enumerate(ideal):
-        total += gain / scale / _log2(t + 2)
-        prefix.append(total)
+def _graded(facts: QueryFacts) -> tuple[list[int], list[float]]:
+    """Where the documents with a positive grade landed, and their grades (at any level)."""
+    if facts.judging.relevance_level is None:  # the relevant ones are the graded ones
+        return facts.positions, facts.gains
+    graded = facts.graded
+    return [p for p, _ in graded], [g for _, g in graded]
+
+
+_PREFIXES: dict[tuple[float, ...], list[float]] = {}
+"""sorted grades → their ideal DCG prefix: a pure function's values, kept for the queries and
+evaluations that follow (grades repeat: binary judgements give only R) up to a bound."""
+_PREFIXES_KEPT = 4096  # distinct grade lists, each prefix as long as its list
+
+
+def _ideal_prefix(facts: QueryFacts) -> list[float]:
+    """``prefix[t]``: the ideal DCG of the first ``t`` ideal documents (every positive grade,
+    descending), summed in rank order; kept across queries."""
+    ideal = facts.all_gains
+    key = tuple(ideal)
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        if len(_PREFIXES) >= _PREFIXES_KEPT:
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = [0.0, *ideal_dcg_at(ideal, range(1, len(ideal) + 1))]
     return prefix
 
 
 def ndcg(facts: QueryFacts) -> list[float]:
-    """DCG of the whole ranking / the ideal DCG of every positive grade (``m_ndcg.c``).
-
-    Gains are divided by the query's largest grade first, as ef's ``ndcg@k`` does: the same ratio,
-    with no overflow for any finite grade.
-    """
-    ideal = facts.all_gains
-    if not ideal:
-        return [0.0]
-    scale = ideal[0]
-    dcg = 0.0
-    for position, gain in facts.graded:
-        dcg += gain / scale / _log2(position + 2)
-    return [dcg / _ideal_prefix(ideal, scale)[-1]]
+    """DCG of the whole ranking / the ideal DCG of every positive grade (``m_ndcg.c``): nDCG
+    at a cutoff past the ranking."""
+    return ndcg_cut(facts, (WHOLE,))
 
 
 def ndcg_cut(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[float]:
     """nDCG of the top k at each cutoff (``m_ndcg_cut.c``); the same as ef's ``ndcg@k``."""
-    ideal = facts.all_gains
-    if not ideal:
-        return [0.0] * len(ks)
-    scale = ideal[0]
-    prefix = _ideal_prefix(ideal, scale)
-    graded = facts.graded
-    out: list[float] = []
-    dcg = 0.0
-    j, n = 0, len(graded)
-    for k in ks:
-        while j < n and graded[j][0] < k:
-            position, gain = graded[j]
-            dcg += gain / scale / _log2(position + 2)
-            j += 1
-        out.append(dcg / prefix[min(k, len(ideal))])
-    return out
+    if facts.judging.relevance_level is None:  # the relevant documents are the graded ones
+        return values(facts, ks, ndcg=True)[NDCG]
+    positions, gains = _graded(facts)
+    return ranking_values(positions, gains, facts.all_gains, ks)[NDCG]
 
 
 def ndcg_rel(facts: QueryFacts) -> list[float]:
@@ -81,14 +84,15 @@ def ndcg_rel(facts: QueryFacts) -> list[float]:
     ideal = facts.all_gains
     if not ideal:
         return [0.0]
-    scale = ideal[0]
-    prefix = _ideal_prefix(ideal, scale)
+    prefix = _ideal_prefix(facts)
     n_ideal = len(ideal)
-    total = dcg = 0.0
-    for position, gain in facts.graded:
-        dcg += gain / scale / _log2(position + 2)
+    positions, gains = _graded(facts)
+    # The DCG at each graded document's rank, then of the whole ranking.
+    dcgs = dcg_at(positions, gains, ideal[0], [*(p + 1 for p in positions), WHOLE])
+    total = 0.0
+    for position, dcg in zip(positions, dcgs, strict=False):
         total += dcg / prefix[min(position + 1, n_ideal)]
-    total += (n_ideal - len(facts.graded)) * dcg / prefix[n_ideal]
+    total += (n_ideal - len(positions)) * dcgs[-1] / prefix[n_ideal]
     return [total / n_ideal if total > 0.0 else 0.0]
 
 
@@ -102,26 +106,17 @@ def rndcg(facts: QueryFacts) -> list[float]:
     ideal = facts.all_gains
     if not facts.n_relevant or not ideal:
         return [0.0]
-    scale = ideal[0]
-    prefix = _ideal_prefix(ideal, scale)
     n_ideal = len(ideal)
     bounds = [t for t in range(1, n_ideal) if ideal[t] != ideal[t - 1]] + [n_ideal]
-    graded = facts.graded
-    total = dcg = 0.0
-    count = j = 0
-    for bound in bounds:
-        while j < len(graded) and graded[j][0] < bound:
-            position, gain = graded[j]
-            dcg += gain / scale / _log2(position + 2)
-            j += 1
-        total += dcg / prefix[bound]
-        count += 1
     if n_ideal + 1 < facts.num_ret:
-        for position, gain in graded[j:]:
-            dcg += gain / scale / _log2(position + 2)
-        total += dcg / prefix[n_ideal]
-        count += 1
-    return [total / count]
+        bounds.append(WHOLE)
+    positions, gains = _graded(facts)
+    prefix = _ideal_prefix(facts)
+    ideal_dcgs = [prefix[min(bound, n_ideal)] for bound in bounds]
+    total = 0.0
+    for value in ndcg_at(positions, gains, ideal[0], ideal_dcgs, bounds):
+        total += value
+    return [total / len(bounds)]
 
 
 def gain_g(facts: QueryFacts) -> list[float]:

@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+from ef.evaluation._scoring.cutoffs import RECALL, WHOLE
+from ef.evaluation._scoring.measures.cut import values
 from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "f_measure"]
 
 
 def set_precision(facts: QueryFacts) -> list[float]:
@@ -19,9 +21,8 @@ def set_precision(facts: QueryFacts) -> list[float]:
 
 
 def set_recall(facts: QueryFacts) -> list[float]:
-    """Relevant retrieved / R (``m_set_recall.c``); 0 when R is 0."""
-    n_relevant = facts.n_relevant
-    return [len(facts.positions) / n_relevant if n_relevant else 0.0]
+    """Relevant retrieved / R (``m_set_recall.c``): recall of the whole ranking; 0 when R is 0."""
+    return values(facts, (WHOLE,))[RECALL]
 
 
 def set_relative_precision(facts: QueryFacts) -> list[float]:
@@ -39,14 +40,16 @@ def set_average_precision(facts: QueryFacts) -> list[float]:
     return [(found * found) / (num_ret * n_relevant)]
 
 
+def f_measure(precision: float, recall: float) -> float:
+    """The harmonic mean of a precision and a recall, β = 1; 0 when either is 0."""
+    if not (precision and recall):
+        return 0.0
+    return 2.0 * precision * recall / (precision + recall)
+
+
 def set_f(facts: QueryFacts) -> list[float]:
     """The harmonic mean of set precision and set recall, β = 1 (``m_set_F.c``)."""
-    num_ret, n_relevant = facts.num_ret, facts.n_relevant
-    found = len(facts.positions)
-    if not (num_ret and n_relevant and found):
-        return [0.0]
-    precision, recall = found / num_ret, found / n_relevant
-    return [2.0 * precision * recall / (precision + recall)]
+    return [f_measure(set_precision(facts)[0], set_recall(facts)[0])]
 
 
 def utility(facts: QueryFacts) -> list[float]:

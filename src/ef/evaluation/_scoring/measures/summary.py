@@ -25,11 +25,14 @@ ignore ``relevance_level``, as trec_eval does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
-from ef.evaluation._scoring.metrics import positive_grades
+from ef.evaluation._scoring.found import positions_in
+from ef.evaluation._scoring.grades import ideal_grades, positive_grades
 from ef.evaluation._scoring.order import rank_by_score
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.scored import scored_positions
@@ -100,7 +103,15 @@ class QueryFacts(RankingSummary):
     :ivar judging: the :class:`Judging` the facts were built with.
     """
 
-    __slots__ = ("all_gains", "graded", "judged", "judging", "n_nonrelevant", "num_ret")
+    __slots__ = (
+        "all_gains",
+        "graded",
+        "judged",
+        "judging",
+        "memo",
+        "n_nonrelevant",
+        "num_ret",
+    )
 
     def __init__(
         self,
@@ -118,7 +129,7 @@ class QueryFacts(RankingSummary):
         is_relevant = judging.relevant
         level = judging.relevance_level
         graded = [(p, g) for p, g in judged if g > 0]
-        all_gains = sorted((g for _, g in positives), reverse=True)
+        all_gains = ideal_grades(g for _, g in positives)
         if level is None:
             rel_hits, ideal = graded, all_gains
         else:
@@ -140,6 +151,9 @@ class QueryFacts(RankingSummary):
         self.all_gains = all_gains
         self.n_nonrelevant = n_nonrelevant
         self.judging = judging
+        # What several families read (the cutoff measures at a set of cutoffs, the ideal DCG
+        # prefix, interpolated precision), computed once per query, by what it is of.
+        self.memo: dict[Hashable, Any] = {}
 
 
 def _dedupe(ranked: Sequence[str]) -> Sequence[str]:
@@ -179,22 +193,8 @@ def facts_from_ranking(
         ranked = [doc_id for doc_id in ranked if (grade := get(doc_id)) is not None and grade >= 0]
     n = len(ranked)
     judged: list[tuple[int, float]] = []
-    if n and relevant:
-        if len(relevant) * 16 <= n:
-            # Few judgements in a long ranking: a C-level scan per id beats a Python loop.
-            index = ranked.index
-            for doc_id, grade in relevant.items():
-                try:
-                    judged.append((index(doc_id), grade))
-                except ValueError:
-                    pass
-        else:
-            where = dict(zip(ranked, range(n), strict=True))
-            for doc_id, grade in relevant.items():
-                position = where.get(doc_id)
-                if position is not None:
-                    judged.append((position, grade))
-        judged.sort()
+    if n and relevant:  # every judged id, whatever its grade
+        judged, _ = positions_in(ranked, relevant.items(), True, -math.inf)
     return QueryFacts(ranked, relevant, judged, n, judging, positives=positives)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ef.evaluation._scoring.cutoffs import AP, PRECISION, RECIPROCAL_RANK, WHOLE
+from ef.evaluation._scoring.measures.cut import values
 from ef.evaluation._scoring.measures.family import Family, fraction_keys
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
@@ -22,32 +24,21 @@ R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 def average_precision(facts: QueryFacts) -> list[float]:
     """Average precision over the whole ranking, divided by R (``m_map.c``)."""
-    n_relevant = facts.n_relevant
-    if not n_relevant:
-        return [0.0]
-    total = 0.0
-    for j, position in enumerate(facts.positions, 1):
-        total += j / (position + 1)
-    return [total / n_relevant]
+    return values(facts, (WHOLE,))[AP]
 
 
 def r_precision(facts: QueryFacts) -> list[float]:
-    """Relevant documents in the top R, divided by R (``m_Rprec.c``); 0 when R is 0."""
+    """Relevant documents in the top R, divided by R (``m_Rprec.c``): precision at R; 0 when
+    R is 0."""
     n_relevant = facts.n_relevant
     if not n_relevant:
         return [0.0]
-    hits = 0
-    for position in facts.positions:
-        if position >= n_relevant:
-            break
-        hits += 1
-    return [hits / n_relevant]
+    return values(facts, (n_relevant,))[PRECISION]
 
 
 def reciprocal_rank(facts: QueryFacts) -> list[float]:
     """1 / rank of the first relevant document; 0 if none (``m_recip_rank.c``)."""
-    positions = facts.positions
-    return [1.0 / (positions[0] + 1) if positions else 0.0]
+    return values(facts, (WHOLE,))[RECIPROCAL_RANK]
 
 
 def recall_cutoff(fraction: float, n_relevant: int) -> int:
@@ -65,7 +56,16 @@ def _interpolated(facts: QueryFacts, levels: Sequence[float]) -> list[float | No
 
     ``Int_Prec(X) = max Prec(Y) for Y >= X``; the maximum is reached at a relevant document's
     rank or at the end of the ranking, so only those are visited (``m_iprec_at_recall.c``).
+    Computed once per query and levels (iprec_at_recall and 11pt_avg both read it).
     """
+    key = ("interpolated precision", tuple(levels))
+    found: list[float | None] | None = facts.memo.get(key)
+    if found is None:
+        found = facts.memo[key] = _interpolate(facts, levels)
+    return found
+
+
+def _interpolate(facts: QueryFacts, levels: Sequence[float]) -> list[float | None]:
     positions, num_ret = facts.positions, facts.num_ret
     found = len(positions)
     if not num_ret:
@@ -107,21 +107,13 @@ def eleven_point_average(facts: QueryFacts) -> list[float]:
 def r_precision_multiples(
     facts: QueryFacts, multiples: Sequence[float] = R_MULTIPLES
 ) -> list[float]:
-    """Precision at each multiple of R, rounded as trec_eval does (``m_Rprec_mult.c``)."""
-    positions, n_relevant = facts.positions, facts.n_relevant
-    out: list[float] = []
-    for multiple in multiples:
-        cut = recall_cutoff(multiple, n_relevant)
-        if cut <= 0:
-            out.append(0.0)
-            continue
-        hits = 0
-        for position in positions:
-            if position >= cut:
-                break
-            hits += 1
-        out.append(hits / cut)
-    return out
+    """Precision at each multiple of R, rounded as trec_eval does (``m_Rprec_mult.c``); 0 at a
+    multiple that rounds to no document."""
+    cuts = [recall_cutoff(multiple, facts.n_relevant) for multiple in multiples]
+    ranks = [cut for cut in cuts if cut > 0]
+    # The multiples ascend, so do the cuts: those that round to 0 come first.
+    at = values(facts, ranks)[PRECISION] if ranks else []
+    return [0.0] * (len(cuts) - len(ranks)) + at
 
 
 FAMILIES = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ef.evaluation._scoring.cutoffs import hits_at
 from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
@@ -84,16 +85,8 @@ def judged_at(facts: QueryFacts, ks: Sequence[int]) -> list[float]:
     unjudged documents. Always divided by ``k``, even when fewer were returned (ir_measures'
     ``Judged@k`` up to 0.3.1). Any grade counts, ``0`` and negative ones included.
     """
-    out: list[float] = []
-    count = j = 0
-    judged = facts.judged
-    n = len(judged)
-    for k in ks:
-        while j < n and judged[j][0] < k:
-            j += 1
-            count += 1
-        out.append(count / k)
-    return out
+    positions = [position for position, _ in facts.judged]
+    return [count / k for count, k in zip(hits_at(positions, ks), ks, strict=True)]
 
 
 FAMILIES = (

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ef.evaluation._scoring.measures import cut, gains, judged, sets, uncut
-from ef.evaluation._scoring.measures.aggregate import aggregate
-from ef.evaluation._scoring.measures.family import Aggregation, Family
+from ef.evaluation._scoring.aggregation import Aggregation, aggregate
+from ef.evaluation._scoring.measures import cut, gains, incomplete, sets, uncut
+from ef.evaluation._scoring.measures.family import Family
 from ef.evaluation._scoring.measures.summary import (
     Judging,
     QueryFacts,
@@ -18,7 +18,7 @@ from ef.evaluation._scoring.measures.summary import (
     facts_from_scores,
 )
 
-__all__ = ["TREC_FAMILIES", "MeasurePlan"]
+__all__ = ["TREC_FAMILIES", "FamilyScorer"]
 
 _BY_NAME = {
     family.name: family
@@ -26,7 +26,7 @@ _BY_NAME = {
         *cut.FAMILIES,
         *uncut.FAMILIES,
         *sets.FAMILIES,
-        *judged.FAMILIES,
+        *incomplete.FAMILIES,
         *gains.FAMILIES,
     )
 }
@@ -43,7 +43,7 @@ TREC_FAMILIES: tuple[Family, ...] = tuple(
 """Every numeric measure of ``pytrec_eval.supported_measures``, in trec_eval's order."""
 
 
-class MeasurePlan:
+class FamilyScorer:
     """The keys of the chosen families, computed together for each query.
 
     :param families: the families, in report order.
@@ -98,7 +98,10 @@ class MeasurePlan:
             if query_id is not None:
                 error.add_note(f"for query {query_id!r}")
             raise
-        for key, value in zip(self.keys, values, strict=True):
+        # A NaN or an infinity makes the sum NaN or infinite (one C-level pass); only then is
+        # each value looked at (a sum that merely overflows finds none).
+        total = sum(values)
+        for key, value in zip(self.keys, values, strict=True) if total - total != 0.0 else ():
             if value - value != 0.0:
                 where = "" if query_id is None else f" for query {query_id!r}"
                 raise ValueError(
@@ -106,11 +109,6 @@ class MeasurePlan:
                     "for its sums in floating point"
                 )
         return dict(zip(self.keys, values, strict=True))
-
-    @staticmethod
-    def mean(values: Sequence[float]) -> float:
-        """The plain mean, summed left to right as every mean of a report is."""
-        return aggregate(values, "mean")
 
     def aggregate(self, key: str, values: Sequence[float]) -> float:
         """``report.metrics[key]`` from its per-query ``values`` (planned order)."""

@@ -19,7 +19,7 @@ from ef.evaluation._report.frozen import FrozenDict, frozen_dict
 from ef.evaluation._report.reports import QueryFailure, RetrievalEvalReport, ndcg_keys
 from ef.evaluation._scoring.found import found
 from ef.evaluation._scoring.order import rank_by_score
-from ef.evaluation._scoring.plan import QueryPlan
+from ef.evaluation._scoring.query_plan import QueryPlan
 from ef.evaluation._scoring.ranked import RankingSummary, summarize
 from ef.evaluation._scoring.scored import summarize_scores
 from ef.evaluation._version import library_version as _version
@@ -52,7 +52,7 @@ class Progress:
 class ScoreSheet:
     """Scores each planned query's ranking as it arrives, keeps its values, and builds the report.
 
-    :param plan: the evaluation's :class:`~ef.evaluation._scoring.plan.QueryPlan`.
+    :param plan: the evaluation's :class:`~ef.evaluation._scoring.query_plan.QueryPlan`.
     :param parameters: what else determines the run, recorded in the manifest.
     :param progress: called after each query.
     """

@@ -1,13 +1,14 @@
-"""trec_eval's aggregates over queries: plain means, sums for counts, geometric means.
+"""Every report mean, and trec_eval's other aggregates over queries: sums and geometric means.
 
-Every measure is a plain mean over the scored queries except trec_eval's own aggregates, kept
-as trec_eval defines them (``meas_avg.c``):
+Every metric and measure is a plain mean over the scored queries except trec_eval's own
+aggregates, kept as trec_eval defines them (``meas_avg.c``):
 
 - ``gm_map`` and ``gm_bpref``: per query the AP or bpref value; over queries the geometric mean
   with trec_eval's floor, ``exp(mean(log(max(value, 1e-5))))`` (``MIN_GEO_MEAN``);
 - ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``: summed.
 
-Sums run left to right from 0.0, in the planned order, as the core's means do.
+Sums run left to right from 0.0, in the planned order (builtin ``sum`` compensates on 3.12+,
+which would change the last digits between Python versions).
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ import math
 from collections.abc import Sequence
 from functools import reduce
 from operator import add
+from typing import Literal
 
-from ef.evaluation._scoring.measures.family import Aggregation
+__all__ = ["AGGREGATIONS", "MIN_GEO_MEAN", "Aggregation", "aggregate"]
 
-__all__ = ["MIN_GEO_MEAN", "aggregate"]
+Aggregation = Literal["mean", "sum", "geometric"]
+AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "sum", "geometric")
+"""How a key's per-query values become ``report.metrics``: a plain mean over the scored queries,
+a sum (trec_eval's ``num_*`` counts), or trec_eval's geometric mean (``gm_map``, ``gm_bpref``)."""
 
 MIN_GEO_MEAN = 0.00001
 """trec_eval's floor under each value of a geometric mean, so one zero does not zero it all."""

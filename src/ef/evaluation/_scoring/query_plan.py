@@ -18,17 +18,13 @@ from typing import Any
 import attrs
 
 from ef.evaluation._exceptions import RelevanceLevelWarning
-from ef.evaluation._scoring.judged import plain_ideals
+from ef.evaluation._scoring.aggregation import aggregate
+from ef.evaluation._scoring.grades import plain_ideals, positive_grades, relevant_grades
+from ef.evaluation._scoring.measures.family_scorer import FamilyScorer
 from ef.evaluation._scoring.measures.gains import ndcg_cut
-from ef.evaluation._scoring.measures.plan import MeasurePlan
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
-from ef.evaluation._scoring.metrics import positive_grades
-from ef.evaluation._scoring.ranked import (
-    RankingSummary,
-    ScoringPlan,
-    ndcg_all,
-    relevant_grades,
-)
+from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
+from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
 
@@ -122,7 +118,7 @@ def digest(value: Mapping[str, Any]) -> str:
 
 
 _KNOWN_QRELS: dict[str, dict[str, list[float]]] = {}
-"""digest → query → its positive grades, descending (``judged.ideal_grades``), for the last
+"""digest → query → its positive grades, descending (``grades.ideal_grades``), for the last
 few plain qrels planned.
 
 Evaluating several runs against the same judgements (a comparison, a sweep, a fusion search)
@@ -143,7 +139,7 @@ def _known_plain(
     qrels: Qrels, qrels_pass: QrelsPass | None = None
 ) -> tuple[str | None, dict[str, list[float]] | None]:
     """The manifest's digest of ``qrels`` and each query's positive grades, descending, when
-    ``qrels`` is plain (:func:`~ef.evaluation._scoring.judged.plain_ideals`); ``(None,
+    ``qrels`` is plain (:func:`~ef.evaluation._scoring.grades.plain_ideals`); ``(None,
     None)`` otherwise: the caller then checks every judgement the careful way and digests
     through :func:`digest`.
 
@@ -252,11 +248,11 @@ class QueryPlan:
         core = [m for m in metrics if getattr(m, "family", None) is None]
         if judging.relevance_level is not None:
             core = [_at_level(metric) for metric in core]
-        self.scoring = ScoringPlan(core, k_values)
+        self.scoring = MetricScorer(core, k_values)
         self.judging = judging
         # The facts are built per query only when a trec_eval measure or an option needs them.
-        self.measures: MeasurePlan | None = (
-            MeasurePlan(families, judging) if families or not judging.is_default else None
+        self.measures: FamilyScorer | None = (
+            FamilyScorer(families, judging) if families or not judging.is_default else None
         )
         # A name with an explicit cutoff (ndcg@10) may name a key k_values gives already: once.
         self.keys: list[str] = list(
@@ -328,7 +324,7 @@ class QueryPlan:
         own aggregates (``gm_map``, ``gm_bpref``, the ``num_*`` counts)."""
         if self.measures is not None:
             return self.measures.aggregate(key, values)
-        return MeasurePlan.mean(values)
+        return aggregate(values, "mean")
 
     def parameters(self) -> dict[str, Any]:
         """The judging options, for the manifest (only when set, so old manifests stay put)."""
