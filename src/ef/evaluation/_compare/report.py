@@ -22,14 +22,18 @@ from ef.evaluation._report.fields import (
     string,
 )
 from ef.evaluation._report.frames import Column, FrameOutputs
-from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
+from ef.evaluation._report.frozen import (
+    FrozenDict,
+    as_tuple,
+    freeze,
+    frozen_dict,
+    frozen_dict_of_dicts,
+)
 from ef.evaluation._report.html_hook import write_html
 from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-    from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
 __all__ = ["ComparisonReport", "PairedComparison"]
 
@@ -96,9 +100,13 @@ class ComparisonReport(FrameOutputs, JsonReport):
 
     ``means`` maps every system (the baseline too) to its mean of each metric over the
     paired queries; ``comparisons`` holds one :class:`PairedComparison` per compared system
-    and metric. A difference is significant when its adjusted p-value is at most ``alpha``
-    (for ``"bootstrap"``: when its interval leaves out 0). The report keeps every parameter
-    that decided the numbers, and round-trips through JSON.
+    and metric; ``per_query`` keeps the values the tests were computed from, system → query
+    id → metric → value (a RAG metric that does not apply to a sample is left out), which
+    :meth:`to_html` draws as each system's per-query difference chart. A report read from
+    JSON written before it kept them has an empty ``per_query``. A difference is significant
+    when its adjusted p-value is at most ``alpha`` (for ``"bootstrap"``: when its interval
+    leaves out 0). The report keeps every parameter that decided the numbers, and round-trips
+    through JSON.
 
     >>> from ef.evaluation import compare
     >>> from ef.evaluation import RetrievalEvalReport
@@ -131,6 +139,13 @@ class ComparisonReport(FrameOutputs, JsonReport):
     n_permutations: int = attrs.field(default=10_000, metadata=checked(count))
     n_resamples: int = attrs.field(default=10_000, metadata=checked(count))
     seed: int = attrs.field(default=0, metadata=checked(integer))
+    per_query: FrozenDict[str, FrozenDict[str, FrozenDict[str, float]]] = attrs.field(
+        factory=FrozenDict,
+        kw_only=True,
+        repr=False,
+        converter=freeze,
+        metadata=checked(mapping_of(mapping_of(mapping_of(finite)))),
+    )
 
     def comparison(self, system: str, metric: str) -> PairedComparison:
         """The comparison of ``system`` with the baseline on ``metric``.
@@ -191,7 +206,6 @@ class ComparisonReport(FrameOutputs, JsonReport):
         self,
         path: str | os.PathLike[str],
         *,
-        reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
         runs: Mapping[str, Run] | None = None,
         qrels: Qrels | None = None,
         corpus: Corpus | None = None,
@@ -199,17 +213,18 @@ class ComparisonReport(FrameOutputs, JsonReport):
         title: str | None = None,
     ) -> Path:
         """Write this comparison as one self-contained HTML page: the means with significance
-        marks and intervals, wins/ties/losses, and — from the systems' own ``reports`` — the
-        per-query difference chart of each system; ``runs`` with ``qrels`` add a drill-down
-        showing the systems' rankings of one query side by side.
+        marks and intervals, wins/ties/losses, and each system's per-query difference chart
+        against the baseline (from :attr:`per_query`); ``runs`` with ``qrels`` add a
+        drill-down showing the systems' rankings of one query side by side.
 
-        :param reports: each system's report, by the names the comparison uses.
-        :param runs: each system's run, by the same names.
+        :param runs: each system's run, by the names the comparison uses.
+        :param corpus: document texts for the drill-down's snippets.
+        :param queries: query texts, shown beside the query ids.
         :returns: ``path``.
         :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
         :raises ValueError: for runs without qrels (or the reverse), or an unknown system.
         """
-        inputs = {"reports": reports, "runs": runs, "qrels": qrels, "corpus": corpus}
+        inputs = {"runs": runs, "qrels": qrels, "corpus": corpus}
         return write_html(self, path, **inputs, queries=queries, title=title)
 
     def frame_columns(self, means: bool) -> list[Column]:

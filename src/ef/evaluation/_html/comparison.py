@@ -1,8 +1,7 @@
-"""The data of a comparison page: a :class:`ComparisonReport`, with the systems' own reports
-(their per-query values) and runs when given.
+"""The data of a comparison page: a :class:`ComparisonReport`, with the systems' runs when given.
 
-A comparison report holds means and tests, not per-query values: the per-topic difference chart
-needs the systems' reports, the side-by-side drill-down their runs and the qrels.
+The per-topic difference chart comes from the per-query values the report keeps; the
+side-by-side drill-down needs the systems' runs and the qrels.
 """
 
 from __future__ import annotations
@@ -14,27 +13,19 @@ from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._html import charts
 from ef.evaluation._html.evaluation import headline
 from ef.evaluation._html.rankings import drilldowns, query_texts, snippets
-from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
-__all__ = ["comparison_page", "differences", "per_query_values"]
+__all__ = ["comparison_page", "differences", "metric_values"]
 
 Run = Mapping[str, Sequence[str] | Mapping[str, float]]
 
 
-def per_query_values(report: RetrievalEvalReport | RagEvalReport, metric: str) -> dict[str, float]:
-    """Each query's (or named sample's) value of ``metric``, where it has one.
+def metric_values(per_query: Mapping[str, Mapping[str, float]], metric: str) -> dict[str, float]:
+    """Each query's value of ``metric``, where it has one.
 
-    >>> per_query_values(RetrievalEvalReport({}, {'q1': {'ndcg@10': 0.5}, 'q2': {}}, 2, (10,)),
-    ...                  'ndcg@10')
+    >>> metric_values({'q1': {'ndcg@10': 0.5}, 'q2': {}}, 'ndcg@10')
     {'q1': 0.5}
     """
-    if isinstance(report, RetrievalEvalReport):
-        return {q: row[metric] for q, row in report.per_query.items() if metric in row}
-    return {
-        sample_id: value
-        for sample_id, row in zip(report.sample_ids, report.per_sample, strict=True)
-        if (value := row.get(metric)) is not None
-    }
+    return {query: row[metric] for query, row in per_query.items() if metric in row}
 
 
 def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> list[dict[str, Any]]:
@@ -75,7 +66,6 @@ def _means(report: ComparisonReport) -> list[dict[str, Any]]:
 def comparison_page(
     report: ComparisonReport,
     *,
-    reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
     runs: Mapping[str, Run] | None = None,
     qrels: Mapping[str, Mapping[str, float]] | None = None,
     corpus: Mapping[str, str] | None = None,
@@ -84,32 +74,29 @@ def comparison_page(
 ) -> dict[str, Any]:
     """Everything a comparison page shows, as JSON-ready data.
 
-    :param reports: each system's own report, by the names the comparison uses: the per-query
-        difference chart needs them.
     :param runs: each system's run; with ``qrels``, the side-by-side drill-down.
-    :raises ValueError: for runs without qrels (or the reverse), or a report or run of a
-        system the comparison does not hold.
+    :raises ValueError: for runs without qrels (or the reverse), or a run of a system the
+        comparison does not hold.
     """
     if (runs is None) != (qrels is None):
         raise ValueError("the drill-down needs both runs and qrels: give both or neither")
-    for label, given in (("reports", reports), ("runs", runs)):
-        unknown = sorted(set(given or {}) - set(report.systems))
-        if unknown:
-            raise ValueError(
-                f"{label} names {unknown[0]!r}, which the comparison does not hold "
-                f"(systems: {', '.join(report.systems)})"
-            )
+    unknown = sorted(set(runs or {}) - set(report.systems))
+    if unknown:
+        raise ValueError(
+            f"runs names {unknown[0]!r}, which the comparison does not hold "
+            f"(systems: {', '.join(report.systems)})"
+        )
     metric = headline(report.metrics) or report.metrics[0]
     chart_specs: dict[str, Any] = {}
     query_ids: list[str] = []
     by_query: dict[str, dict[str, float]] = {}
-    if reports is not None and report.baseline in reports:
-        baseline = per_query_values(reports[report.baseline], metric)
+    if report.baseline in report.per_query:
+        baseline = metric_values(report.per_query[report.baseline], metric)
         query_ids = sorted(baseline)
         for system in report.systems:
-            if system == report.baseline or system not in reports:
+            if system == report.baseline or system not in report.per_query:
                 continue
-            rows = differences(per_query_values(reports[system], metric), baseline)
+            rows = differences(metric_values(report.per_query[system], metric), baseline)
             by_query[system] = {row["query"]: row["difference"] for row in rows}
             chart_specs[f"difference:{system}"] = charts.difference_bars(
                 f"{system} − {report.baseline}: {metric} per query", rows
