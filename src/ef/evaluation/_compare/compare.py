@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.pairing import paired_values, system_per_query
-from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._compare.rows import comparison_rows
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 from ef.evaluation._types import Qrels, Run
@@ -18,18 +19,19 @@ __all__ = ["compare"]
 
 def _check_options(
     systems: Mapping[str, object],
-    baseline: str,
+    baseline: str | None,
     metrics: Sequence[str],
     tests: Sequence[str],
     correction: str | None,
     alpha: float,
 ) -> None:
-    if baseline not in systems:
+    if baseline is not None and baseline not in systems:
         raise ValueError(
             f"baseline {baseline!r} is not one of the systems ({', '.join(map(repr, systems))})"
         )
     if len(systems) < 2:
-        raise ValueError("nothing to compare: give at least one system besides the baseline")
+        other = "besides the baseline" if baseline is not None else "to compare with another"
+        raise ValueError(f"nothing to compare: give at least one system {other}")
     if not metrics or isinstance(metrics, str):
         raise ValueError(f"metrics must be a non-empty sequence of keys, got {metrics!r}")
     if not tests or isinstance(tests, str):
@@ -51,7 +53,7 @@ def compare(
     systems: Mapping[str, RetrievalEvalReport | RagEvalReport | Run],
     qrels: Qrels | None = None,
     *,
-    baseline: str,
+    baseline: str | None = None,
     metrics: Sequence[str] | None = None,
     tests: Sequence[str] = ("t-test", "randomization"),
     correction: str | None = "holm",
@@ -64,7 +66,8 @@ def compare(
     judged_only: bool = False,
     missing_queries: MissingQueries = "warn",
 ) -> ComparisonReport:
-    """Compare systems with a baseline on per-query values, with paired significance tests.
+    """Compare systems with a baseline, or every pair of systems, on per-query values, with
+    significance tests.
 
     Each system is a :class:`RetrievalEvalReport` or a run (``{query_id: ranking}`` or
     ``{query_id: {doc_id: score}}``, scored against ``qrels`` with :func:`evaluate_run`; a
@@ -90,16 +93,27 @@ def compare(
     Every comparison also carries wins, ties and losses, and Cohen's d for paired data. The
     p-values of one test on one metric, over all systems compared with the baseline, form a
     family adjusted by ``correction``: ``"holm"``, ``"bonferroni"``, ``"bh"``
-    (Benjamini–Hochberg) or ``None``. See :mod:`ef.evaluation._compare.stats` for the edge cases
+    (Benjamini–Hochberg) or ``None``.
+
+    Without a ``baseline``, every pair of systems is compared: each system with every system
+    listed before it (its row's ``baseline``), and the p-values of one test over all pairs and
+    all metrics form one family. ``"tukey"`` (Tukey's HSD, as ranx's ``stat_test="tukey"``
+    and statsmodels' ``pairwise_tukeyhsd``) compares the means of all systems at once on each
+    metric, adjusted over the pairs by its own construction and not corrected again; it can be
+    asked for with a baseline too. :meth:`ComparisonReport.p_value_table` gives the square
+    table of p-values of a metric, :meth:`ComparisonReport.groups` the letters of the systems
+    that do not differ significantly. See :mod:`ef.evaluation._compare.stats` for the edge cases
     (identical systems give p = 1, effect 0 and the interval (0, 0)).
 
     :param systems: system name → report or run; the baseline is one of them.
     :param qrels: the judgements that score the runs (unused for reports).
-    :param baseline: the name of the system the others are compared with.
+    :param baseline: the name of the system the others are compared with; ``None`` compares
+        every pair.
     :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``, or
         RAG metric names); ``None`` means ``("ndcg@10",)``, or ``("token_f1",)`` for RAG
         reports.
-    :param tests: which tests to run; the first decides the significance marks.
+    :param tests: which tests to run (``"t-test"``, ``"randomization"``, ``"wilcoxon"``,
+        ``"bootstrap"``, ``"tukey"``); the first decides the significance marks.
     :param correction: the multiple-testing correction.
     :param n_permutations: random swaps of the randomisation test.
     :param n_resamples: resamples of the bootstrap.
@@ -135,7 +149,9 @@ def compare(
     metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
     _check_options(systems, baseline, metrics, tests, correction, alpha)
-    names = [baseline, *(name for name in systems if name != baseline)]
+    names = (
+        list(systems) if baseline is None else [baseline, *(n for n in systems if n != baseline)]
+    )
     scoring = {
         "relevance_level": relevance_level,
         "judged_only": judged_only,
@@ -146,53 +162,22 @@ def compare(
     }
     query_ids, paired = paired_values(per_query, metrics)
 
-    rows: list[PairedComparison] = []
-    for metric in metrics:
-        kept = {
-            name: _rag_pairs.applicable_pairs(paired[name][metric], paired[baseline][metric])
-            for name in names[1:]
-        }
-        for name, (values, _, _) in kept.items():
-            if not values:
-                raise ValueError(
-                    f"metric {metric!r} applies to no sample of both {name!r} and the baseline "
-                    f"{baseline!r}: nothing to compare"
-                )
-        raw = {
-            name: _p_values(values, base, tests, n_permutations, seed)
-            for name, (values, base, _) in kept.items()
-        }
-        adjusted = _adjust(raw, correction)
-        for name in names[1:]:
-            values, base, not_applicable = kept[name]
-            n_pairs = len(values)
-            pairs = list(zip(values, base, strict=True))
-            interval = None
-            if "bootstrap" in tests:
-                interval = _stats.bootstrap_interval(
-                    values,
-                    base,
-                    confidence_level=confidence_level,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                )
-            rows.append(
-                PairedComparison(
-                    system=name,
-                    metric=metric,
-                    mean=math.fsum(values) / n_pairs,
-                    baseline_mean=math.fsum(base) / n_pairs,
-                    difference=math.fsum(v - b for v, b in pairs) / n_pairs,
-                    wins=sum(v > b for v, b in pairs),
-                    ties=sum(v == b for v, b in pairs),
-                    losses=sum(v < b for v, b in pairs),
-                    effect_size=_stats.cohens_d(values, base),
-                    p_values=raw[name],
-                    adjusted_p_values=adjusted[name],
-                    confidence_interval=interval,
-                    not_applicable=not_applicable,
-                )
-            )
+    if baseline is None:
+        pairs = [(b, a) for i, a in enumerate(names) for b in names[i + 1 :]]
+    else:
+        pairs = [(name, baseline) for name in names[1:]]
+    rows = comparison_rows(
+        paired,
+        pairs,
+        metrics,
+        tests,
+        correction=correction,
+        all_pairs=baseline is None,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence_level=confidence_level,
+    )
     return ComparisonReport(
         baseline=baseline,
         systems=names,
@@ -225,37 +210,3 @@ def _mean(values: Sequence[float | None]) -> float:
     """The mean of the values that apply (a system with none was refused before)."""
     applicable = [value for value in values if value is not None]
     return math.fsum(applicable) / len(applicable)
-
-
-def _p_values(
-    values: Sequence[float],
-    base: Sequence[float],
-    tests: Sequence[str],
-    n_permutations: int,
-    seed: int,
-) -> dict[str, float | None]:
-    p_values: dict[str, float | None] = {}
-    for test in tests:
-        if test == "t-test":
-            p_values[test] = _stats.paired_t_test(values, base)
-        elif test == "randomization":
-            p_values[test] = _stats.randomization_test(
-                values, base, n_permutations=n_permutations, seed=seed
-            )
-        elif test == "wilcoxon":
-            p_values[test] = _stats.wilcoxon_test(values, base)
-    return p_values
-
-
-def _adjust(
-    raw: Mapping[str, Mapping[str, float | None]], correction: str | None
-) -> dict[str, dict[str, float | None]]:
-    """Each test's p-values adjusted over the systems (one family); undefined ones stay None."""
-    adjusted: dict[str, dict[str, float | None]] = {name: dict(p) for name, p in raw.items()}
-    tests = {test for p_values in raw.values() for test in p_values}
-    for test in tests:
-        defined = [(name, p[test]) for name, p in raw.items() if p[test] is not None]
-        values = _stats.adjust_p_values([p for _, p in defined if p is not None], correction)
-        for (name, _), value in zip(defined, values, strict=True):
-            adjusted[name][test] = value
-    return adjusted

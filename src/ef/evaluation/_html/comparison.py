@@ -43,6 +43,25 @@ def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> l
 
 
 def _means(report: ComparisonReport) -> list[dict[str, Any]]:
+    if report.baseline is None:
+        letters = {metric: report.groups(metric) for metric in report.metrics}
+        return [
+            {
+                "system": system,
+                "baseline": False,
+                "cells": [
+                    {
+                        "mean": report.means[system][metric],
+                        "significant": False,
+                        "interval": None,
+                        "p": None,
+                        "letters": letters[metric][system],
+                    }
+                    for metric in report.metrics
+                ],
+            }
+            for system in report.systems
+        ]
     rows = []
     for system in report.systems:
         cells = []
@@ -52,6 +71,7 @@ def _means(report: ComparisonReport) -> list[dict[str, Any]]:
                 "significant": False,
                 "interval": None,
                 "p": None,
+                "letters": None,
             }
             if system != report.baseline:
                 row = report.comparison(system, metric)
@@ -90,7 +110,7 @@ def comparison_page(
     chart_specs: dict[str, Any] = {}
     query_ids: list[str] = []
     by_query: dict[str, dict[str, float]] = {}
-    if report.baseline in report.per_query:
+    if report.baseline is not None and report.baseline in report.per_query:
         baseline = metric_values(report.per_query[report.baseline], metric)
         query_ids = sorted(baseline)
         for system in report.systems:
@@ -101,6 +121,9 @@ def comparison_page(
             chart_specs[f"difference:{system}"] = charts.difference_bars(
                 f"{system} − {report.baseline}: {metric} per query", rows
             )
+    columns = [f"{name} − {report.baseline}" for name in by_query]
+    if report.baseline is None:
+        chart_specs, columns, query_ids, by_query = _all_pairs(report, metric)
     drill: dict[str, dict[str, Any]] = {}
     if runs is not None and qrels is not None:
         query_ids = query_ids or sorted({q for run in runs.values() for q in run} & set(qrels))
@@ -109,7 +132,12 @@ def comparison_page(
     texts = query_texts(query_ids, queries)
     return {
         "kind": "comparison",
-        "title": title or f"Comparison against {report.baseline}",
+        "title": title
+        or (
+            "Comparison of every pair of systems"
+            if report.baseline is None
+            else f"Comparison against {report.baseline}"
+        ),
         "baseline": report.baseline,
         "systems": list(report.systems),
         "metrics": list(report.metrics),
@@ -121,11 +149,11 @@ def comparison_page(
         "confidence_level": report.confidence_level,
         "means": _means(report),
         "outcomes": [
-            [row.system, row.metric, row.wins, row.ties, row.losses, row.difference]
+            [row.system, row.baseline, row.metric, row.wins, row.ties, row.losses, row.difference]
             for row in report.comparisons
         ],
         "charts": chart_specs,
-        "columns": ["query", "text", *(f"{name} − {report.baseline}" for name in by_query)],
+        "columns": ["query", "text", *columns],
         "text_columns": 2,
         "rows": [
             [q, texts.get(q), *(values.get(q) for values in by_query.values())] for q in query_ids
@@ -133,3 +161,30 @@ def comparison_page(
         "drilldowns": drill,
         "snippets": snippets((page for pages in drill.values() for page in pages.values()), corpus),
     }
+
+
+def _all_pairs(
+    report: ComparisonReport, metric: str
+) -> tuple[dict[str, Any], list[str], list[str], dict[str, dict[str, float]]]:
+    """Every pair compared: a p-value heat map per metric, and each system's value per query."""
+    test = next((t for t in report.tests if t != "bootstrap"), None)
+    specs: dict[str, Any] = {}
+    if test is not None:
+        for name in report.metrics:
+            table = report.p_value_table(name, test)
+            cells = [
+                {"system": a, "other": b, "p": table[a][b]}
+                for a in report.systems
+                for b in report.systems
+                if a != b
+            ]
+            specs[f"pvalues:{name}"] = charts.p_value_heatmap(
+                f"{name}: adjusted p-values ({test})", cells, report.alpha
+            )
+    by_query = {
+        system: metric_values(report.per_query[system], metric)
+        for system in report.systems
+        if system in report.per_query
+    }
+    query_ids = sorted({q for values in by_query.values() for q in values})
+    return specs, [f"{system}: {metric}" for system in by_query], query_ids, by_query
