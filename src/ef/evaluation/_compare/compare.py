@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from ef.evaluation._compare import rag as _rag_pairs
+from ef.evaluation._compare import risk as _risk
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.pairing import paired_values, system_per_query
 from ef.evaluation._compare.report import ComparisonReport
@@ -24,6 +25,7 @@ def _check_options(
     tests: Sequence[str],
     correction: str | None,
     alpha: float,
+    risk_alpha: float | None,
 ) -> None:
     if baseline is not None and baseline not in systems:
         raise ValueError(
@@ -47,6 +49,8 @@ def _check_options(
         )
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if risk_alpha is not None and not (math.isfinite(risk_alpha) and risk_alpha >= 0):
+        raise ValueError(f"risk_alpha must be a number >= 0, got {risk_alpha}")
 
 
 def compare(
@@ -65,6 +69,7 @@ def compare(
     relevance_level: int | None = None,
     judged_only: bool = False,
     missing_queries: MissingQueries = "warn",
+    risk_alpha: float | None = None,
 ) -> ComparisonReport:
     """Compare systems with a baseline, or every pair of systems, on per-query values, with
     significance tests.
@@ -122,6 +127,10 @@ def compare(
     :param confidence_level: the coverage of the bootstrap interval.
     :param relevance_level: the smallest relevant grade when scoring runs (trec_eval ``-l``).
     :param judged_only: rank only judged documents when scoring runs (trec_eval ``-J``).
+    :param risk_alpha: the risk weight α of URisk, TRisk and GeoRisk (Dinçer, Macdonald and
+        Ounis; see :mod:`ef.evaluation._compare.risk`): each row then holds URisk_α and TRisk_α
+        against its baseline, and the report GeoRisk_α of every system over all of them;
+        ``None`` (the default) computes no risk.
     :param missing_queries: what a judged query a run lacks does, as in :func:`evaluate_run`:
         ``"warn"`` (scored 0, one warning per run), ``"zero"`` (scored 0 silently) or
         ``"error"``. Reports are never scored: they must hold the same queries.
@@ -148,7 +157,7 @@ def compare(
         metrics = (_rag_pairs.DEFAULT_RAG_METRIC,) if is_rag else ("ndcg@10",)
     metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
-    _check_options(systems, baseline, metrics, tests, correction, alpha)
+    _check_options(systems, baseline, metrics, tests, correction, alpha, risk_alpha)
     names = (
         list(systems) if baseline is None else [baseline, *(n for n in systems if n != baseline)]
     )
@@ -177,7 +186,11 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         confidence_level=confidence_level,
+        risk_alpha=risk_alpha,
     )
+    georisk = {}
+    if risk_alpha is not None:
+        georisk = _georisk(paired, names, metrics, risk_alpha)
     return ComparisonReport(
         baseline=baseline,
         systems=names,
@@ -192,6 +205,8 @@ def compare(
         n_permutations=n_permutations,
         n_resamples=n_resamples,
         seed=seed,
+        risk_alpha=risk_alpha,
+        georisk=georisk,
         per_query={
             name: {
                 query_id: {
@@ -210,3 +225,22 @@ def _mean(values: Sequence[float | None]) -> float:
     """The mean of the values that apply (a system with none was refused before)."""
     applicable = [value for value in values if value is not None]
     return math.fsum(applicable) / len(applicable)
+
+
+def _georisk(
+    paired: Mapping[str, Mapping[str, Sequence[float | None]]],
+    names: Sequence[str],
+    metrics: Sequence[str],
+    alpha: float,
+) -> dict[str, dict[str, float]]:
+    """GeoRisk of every system on every metric, over the queries where every system applies."""
+    result: dict[str, dict[str, float]] = {name: {} for name in names}
+    for metric in metrics:
+        columns = list(zip(*(paired[name][metric] for name in names), strict=True))
+        kept = [column for column in columns if all(v is not None for v in column)]
+        if not kept:
+            continue
+        scores = {name: [float(c[i] or 0.0) for c in kept] for i, name in enumerate(names)}
+        for name, value in _risk.georisk(scores, alpha).items():
+            result[name][metric] = value
+    return result

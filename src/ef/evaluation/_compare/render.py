@@ -345,6 +345,9 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
     table.add_column("W/T/L", justify="right", no_wrap=True)
     for test in p_tests:
         table.add_column(f"p ({test})", justify="right", no_wrap=True)
+    if report.risk_alpha is not None:
+        for name in (f"URisk α={report.risk_alpha:g}", "TRisk", "GeoRisk"):
+            table.add_column(name, justify="right", no_wrap=True)
     for row in report.comparisons:
         other = [] if report.baseline is not None else [row.baseline or ""]
         cells = [row.system, *other, row.metric, _number(row.difference, digits)]
@@ -360,5 +363,9 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
         for test in p_tests:
             marked = report.significant(row.system, row.metric, test, against=row.baseline)
             cells.append(_p(row.adjusted_p_values[test]) + (_DAGGER if marked else ""))
+        if report.risk_alpha is not None:
+            reading = {"riskier": " (riskier)", "safer": " (safer)"}.get(row.risk_reading or "", "")
+            cells += [_number(row.urisk, digits), _number(row.trisk, 2) + reading]
+            cells.append(_number(report.georisk[row.system].get(row.metric), digits))
         table.add_row(*cells)
     return table

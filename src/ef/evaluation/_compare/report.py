@@ -76,6 +76,9 @@ class PairedComparison(JsonReport):
     :param baseline: the system this one is compared with: the report's baseline, or, when
         every pair is compared, the other system of the pair (``None`` in JSON written before
         it was kept: the report's baseline).
+    :param urisk: URisk at the report's ``risk_alpha`` (``None``: no risk was asked for).
+    :param trisk: TRisk, URisk's t-statistic (``None``: not asked for, or undefined); see
+        :attr:`risk_reading`.
     """
 
     system: str = attrs.field(metadata=checked(string))
@@ -98,6 +101,20 @@ class PairedComparison(JsonReport):
     baseline: str | None = attrs.field(
         default=None, kw_only=True, metadata=checked(optional(string))
     )
+    urisk: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+    trisk: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+
+    @property
+    def risk_reading(self) -> str | None:
+        """What :attr:`trisk` says: ``"riskier"`` (TRisk <= -2), ``"safer"`` (>= 2) or
+        ``"not significant"``; ``None`` when no risk was asked for."""
+        from ef.evaluation._compare.risk import trisk_reading
+
+        return None if self.urisk is None else trisk_reading(self.trisk)
 
 
 def _mirrored(row: PairedComparison, system: str) -> PairedComparison:
@@ -162,6 +179,15 @@ class ComparisonReport(FrameOutputs, JsonReport):
     n_permutations: int = attrs.field(default=10_000, metadata=checked(count))
     n_resamples: int = attrs.field(default=10_000, metadata=checked(count))
     seed: int = attrs.field(default=0, metadata=checked(integer))
+    risk_alpha: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+    georisk: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
+        factory=FrozenDict,
+        kw_only=True,
+        converter=frozen_dict_of_dicts,
+        metadata=checked(mapping_of(mapping_of(finite))),
+    )
     per_query: FrozenDict[str, FrozenDict[str, FrozenDict[str, float]]] = attrs.field(
         factory=FrozenDict,
         kw_only=True,
@@ -321,8 +347,9 @@ class ComparisonReport(FrameOutputs, JsonReport):
         ``baseline``, the other system of the pair), ``metric, mean, baseline_mean,
         difference, wins, ties, losses, effect_size``, then ``p_<test>`` and
         ``adjusted_p_<test>`` per test run, then ``ci_low, ci_high`` (missing values where a
-        test or interval does not apply). With ``means``: ``system, metric, value``, the mean
-        of every system (the baseline too) on every metric.
+        test or interval does not apply), and with a ``risk_alpha``: ``urisk, trisk, risk``
+        (the reading of TRisk) and ``georisk`` (the system's). With ``means``: ``system,
+        metric, value``, the mean of every system (the baseline too) on every metric.
         """
         if means:
             pairs = [(s, m) for s in self.systems for m in self.metrics if m in self.means[s]]
@@ -353,4 +380,11 @@ class ComparisonReport(FrameOutputs, JsonReport):
             )
         columns.append(("ci_low", "float", [None if i is None else i[0] for i in intervals]))
         columns.append(("ci_high", "float", [None if i is None else i[1] for i in intervals]))
+        if self.risk_alpha is not None:
+            columns.append(("urisk", "float", [row.urisk for row in rows]))
+            columns.append(("trisk", "float", [row.trisk for row in rows]))
+            columns.append(("risk", "string", [row.risk_reading for row in rows]))
+            none: dict[str, float] = {}
+            georisk = [self.georisk.get(row.system, none).get(row.metric) for row in rows]
+            columns.append(("georisk", "float", georisk))
         return columns

@@ -16,6 +16,7 @@ from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.pairwise import tukey_hsd
 from ef.evaluation._compare.report import PairedComparison
+from ef.evaluation._compare.risk import trisk, urisk
 
 __all__ = ["comparison_rows"]
 
@@ -35,6 +36,7 @@ def comparison_rows(
     n_resamples: int,
     seed: int,
     confidence_level: float,
+    risk_alpha: float | None = None,
 ) -> list[PairedComparison]:
     """Every row, metric by metric and pair by pair, p-values adjusted.
 
@@ -101,6 +103,8 @@ def comparison_rows(
                 confidence_interval=interval,
                 not_applicable=left_out,
                 baseline=other,
+                urisk=None if risk_alpha is None else urisk(values, base, risk_alpha),
+                trisk=None if risk_alpha is None else trisk(values, base, risk_alpha),
             )
         )
     return rows

@@ -150,6 +150,12 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tests (default: 0)")
     parser.add_argument(
+        "--risk-alpha",
+        type=float,
+        metavar="ALPHA",
+        help="also compute URisk, TRisk and GeoRisk with this risk weight (e.g. 1, 5)",
+    )
+    parser.add_argument(
         "--reader",
         metavar="NAME",
         help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
@@ -300,6 +306,8 @@ def _csv(report: ComparisonReport) -> str:
     columns += ["effect_size", "wins", "ties", "losses"]
     for test in p_tests:
         columns += [f"p_{test}", f"p_{test}_adjusted"]
+    if report.risk_alpha is not None:
+        columns += ["urisk", "trisk", "risk", "georisk"]
     columns.append("significant")
     rows = []
     for row in report.comparisons:
@@ -310,6 +318,9 @@ def _csv(report: ComparisonReport) -> str:
         cells += [row.effect_size, row.wins, row.ties, row.losses]
         for test in p_tests:
             cells += [row.p_values[test], row.adjusted_p_values[test]]
+        if report.risk_alpha is not None:
+            cells += [row.urisk, row.trisk, row.risk_reading]
+            cells.append(report.georisk[row.system].get(row.metric))
         significant = report.significant(row.system, row.metric, against=row.baseline)
         cells.append("yes" if significant else "no")
         rows.append(["" if cell is None else cell for cell in cells])
@@ -354,6 +365,7 @@ def handle(args: argparse.Namespace) -> int:
         confidence_level=args.confidence,
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
+        risk_alpha=args.risk_alpha,
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:
