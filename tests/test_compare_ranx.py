@@ -73,6 +73,7 @@ def ranx_calls():
             n_permutations=100_000,
             max_p=0.05,
         )
+        tukey = ranx_compare(ranx_qrels, ranx_runs, ["ndcg@10"], stat_test="tukey", max_p=0.05)
     per_query = {run.name: dict(run.scores["ndcg@10"]) for run in ranx_runs}
     return {
         "qrels": {q: {d: float(g) for d, g in judged.items()} for q, judged in qrels.items()},
@@ -80,6 +81,7 @@ def ranx_calls():
         "per_query": per_query,
         "student": student.to_dict(),
         "fisher": fisher.to_dict(),
+        "tukey": tukey.to_dict(),
     }
 
 
@@ -117,6 +119,18 @@ def test_t_test_and_randomization_agree_with_ranx_compare(ranx_comparison):
     # The data must exercise the tests: one significant difference, one that is not.
     p_values = {s: report.comparison(s, "ndcg@10").p_values["t-test"] for s in ("dense", "hybrid")}
     assert 0.001 < p_values["dense"] < 0.05 < p_values["hybrid"] < 0.95
+
+
+def test_tukey_agrees_with_ranx_compare_for_every_pair(ranx_comparison):
+    report = compare(ranx_comparison["runs"], ranx_comparison["qrels"], tests=("tukey",))
+    assert report.baseline is None
+    names = list(ranx_comparison["runs"])
+    for a in names:
+        for b in names:
+            if a != b:
+                theirs = ranx_comparison["tukey"][a]["comparisons"][b]["ndcg@10"]
+                ours = report.comparison(a, "ndcg@10", against=b).p_values["tukey"]
+                assert ours == pytest.approx(theirs, abs=1e-12)
 
 
 def test_ranx_kernels_are_cached_by_module_in_the_user_cache():

@@ -97,7 +97,6 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ),
         "comparison": comparison.to_html(
             folder / "comparison.html",
-            reports={"a": a, "b": b},
             runs={"a": RUN_A, "b": RUN_B},
             qrels=QRELS,
             queries=QUERIES,
@@ -354,7 +353,7 @@ def hostile_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             title=f"title {HOSTILE}",
         ),
         "comparison": comparison.to_html(
-            folder / "comparison.html", reports={"base": report, system: other},
+            folder / "comparison.html",
             runs={"base": run, system: run}, qrels=qrels, queries=queries,
             title=f"title {HOSTILE}",
         ),

@@ -144,12 +144,7 @@ def test_the_comparison_has_one_difference_per_paired_query(report):
     comparison = compare(
         {"a": report, "b": other}, baseline="a", tests=("randomization",), n_permutations=500
     )
-    data = comparison_page(
-        comparison,
-        reports={"a": report, "b": other},
-        runs={"a": RUN, "b": OTHER_RUN},
-        qrels=QRELS,
-    )
+    data = comparison_page(comparison, runs={"a": RUN, "b": OTHER_RUN}, qrels=QRELS)
     bars = data["charts"]["difference:b"]["data"]["values"]
     assert len(bars) == 3
     assert [bar["difference"] for bar in bars] == sorted(
@@ -159,7 +154,7 @@ def test_the_comparison_has_one_difference_per_paired_query(report):
     assert set(data["drilldowns"]["q1"]) == {"a", "b"}
     assert data["drilldowns"]["q1"]["b"]["ranked"] == [["d2", 1.0], ["d1", 2.0]]
     with pytest.raises(ValueError, match="'c'"):
-        comparison_page(comparison, reports={"c": report})
+        comparison_page(comparison, runs={"c": RUN}, qrels=QRELS)
 
 
 def test_the_rag_page_needs_the_samples_the_report_scored():
@@ -206,7 +201,7 @@ def pages(tmp_path: Path, report: RetrievalEvalReport) -> list[Path]:
     samples = [{"user_input": "Q", "response": "A", "reference": "A", "retrieved_contexts": []}]
     return [
         report.to_html(tmp_path / "e.html", run=RUN, qrels=QRELS, corpus=CORPUS, queries=QUERIES),
-        comparison.to_html(tmp_path / "c.html", reports={"a": report, "b": other}),
+        comparison.to_html(tmp_path / "c.html"),
         evaluate_rag(samples).to_html(tmp_path / "r.html", samples=samples),
     ]
 
@@ -562,9 +557,7 @@ def test_a_huge_query_text_is_cut_like_a_snippet(tmp_path, report):
     page = report.to_html(tmp_path / "page.html", queries={query: huge})
     assert page.stat().st_size < 5 * 2**20  # the 20 MB query made a 31 MB page
     comparison = compare({"a": report, "b": report}, baseline="a", tests=("randomization",))
-    compared = comparison_page(
-        comparison, reports={"a": report, "b": report}, queries={query: huge}
-    )
+    compared = comparison_page(comparison, queries={query: huge})
     assert max(len(row[1] or "") for row in compared["rows"]) == QUERY_TEXT_LENGTH
 
 

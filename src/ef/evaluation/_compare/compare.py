@@ -3,183 +3,38 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ef.evaluation._compare import rag as _rag_pairs
+from ef.evaluation._compare import risk as _risk
 from ef.evaluation._compare import stats as _stats
-from ef.evaluation._compare.report import ComparisonReport, PairedComparison
-from ef.evaluation._exceptions import MissingQueriesError
-from ef.evaluation._io.frames import is_frame
-from ef.evaluation._metric_names.resolve import check_keys, same_measure
+from ef.evaluation._compare.pairing import paired_values, system_per_query
+from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._compare.rows import comparison_rows
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
-from ef.evaluation._running.options import RunOptions
-from ef.evaluation._running.run_scoring import score_run
-from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries, likely_cause
+from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
 from ef.evaluation._types import Qrels, Run
 
 __all__ = ["compare"]
 
-_SHOWN_IDS = 10
-
-
-def _metric_plan(metrics: Sequence[str]) -> tuple[list[str], list[int]]:
-    """The metric names and cutoffs :func:`evaluate_run` needs to produce ``metrics``' keys:
-    the keys themselves, each read by the one resolver ``metrics=`` uses (``P@5``, ``nDCG@10``,
-    ``map@100``, ``P_10``, ``bpref``); a name that reports other keys (``ndcg``) is refused."""
-    check_keys(metrics, HOST.registry.metrics)
-    # Every key names its own cutoff (or none); the plan's cutoff adds no key.
-    return list(metrics), [1]
-
-
-def _naming_rule(key: str, available: Sequence[str] | None) -> str | None:
-    """How ``key`` should be written when its metric is reported in the other form (with or
-    without a cutoff), judged by the keys ``available`` (``None``: it is, for certain)."""
-    name, at, _ = key.partition("@")
-    if at:
-        if available is None or name in available:
-            return f"{name!r} has no cutoff: name it {name!r}"
-        return None
-    prefix = f"{name}@"
-    example = next((k for k in available or () if k.startswith(prefix)), f"{name}@10")
-    if available is None or example in available:
-        return (
-            f"{name!r} is reported at a cutoff: name it '{name}@K', such as {example!r} "
-            "(only metrics without a cutoff are named alone)"
-        )
-    return None
-
-
-def _respelled(
-    per_query: Mapping[str, Mapping[str, float]], metrics: Sequence[str]
-) -> Mapping[str, Mapping[str, float]]:
-    """A report's values, with each key of ``metrics`` it holds under another spelling of the
-    same measure (``P@5`` for its ``P_5``) added under the key asked for."""
-    held = list(dict.fromkeys(key for row in per_query.values() for key in row))
-    spelled = {
-        key: other
-        for key in metrics
-        if key not in held and (other := same_measure(key, held)) is not None
-    }
-    if not spelled:
-        return per_query
-    return {
-        query_id: {**row, **{key: row[other] for key, other in spelled.items() if other in row}}
-        for query_id, row in per_query.items()
-    }
-
-
-def _shown(ids: Sequence[str]) -> str:
-    more = len(ids) - _SHOWN_IDS
-    listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
-    return listed + (f" and {more} more" if more > 0 else "")
-
-
-def _per_query(
-    name: str,
-    system: object,
-    qrels: Qrels | None,
-    metrics: Sequence[str],
-    scoring: Mapping[str, Any],
-) -> Mapping[str, Mapping[str, float | None]]:
-    """A system's per-query values: a report's own, or a run's scored against ``qrels``."""
-    if isinstance(system, RagEvalReport):
-        return _rag_pairs.rag_per_sample(name, system)
-    if isinstance(system, RetrievalEvalReport):
-        if system.failures:
-            failed = [failure.query_id for failure in system.failures]
-            raise ValueError(
-                f"system {name!r}: its report has {len(failed)} failed queries "
-                f"({_shown(failed)}) with no values; comparing on the rest would pair fewer "
-                "queries than were judged: evaluate them again first"
-            )
-        return _respelled(system.per_query, metrics)
-    if not isinstance(system, Mapping) and not is_frame(system):
-        raise TypeError(
-            f"system {name!r}: expected a RetrievalEvalReport or a run "
-            f"({{query_id: ranking or {{doc_id: score}}}}), or a RagEvalReport, "
-            f"got {type(system).__name__}"
-        )
-    if qrels is None:
-        raise ValueError(f"system {name!r} is a run: pass qrels= to score it")
-    names, cutoffs = _metric_plan(metrics)
-    options = RunOptions(k_values=cutoffs, metrics=names, **scoring)
-    # Named as the system, and warned at the caller of compare().
-    report = score_run(system, qrels, options, HOST, name=f"system {name!r}", stacklevel=4)
-    for key in metrics:
-        if key not in report.metrics:
-            # The keys the plan produced instead are its own doing: name the rule, not them.
-            raise ValueError(f"metric key {key!r}: {_naming_rule(key, None)}")
-    return report.per_query
-
-
-def _paired_values(
-    per_query: Mapping[str, Mapping[str, Mapping[str, float | None]]], metrics: Sequence[str]
-) -> tuple[int, dict[str, dict[str, list[float | None]]]]:
-    """Each system's values of each metric, over the same queries in the same order."""
-    query_ids = list(dict.fromkeys(q for values in per_query.values() for q in values))
-    if not query_ids:
-        raise ValueError("no query to compare: every system has empty per-query values")
-    problems = []
-    holders = Counter(q for values in per_query.values() for q in values)
-    for name, values in per_query.items():
-        missing = [q for q in query_ids if q not in values]
-        if missing:
-            own = [q for q in values if holders[q] < len(per_query)]  # what the others lack
-            problems.append(
-                f"system {name!r} lacks {len(missing)} queries: {_shown(missing)}"
-                + _mismatch(missing, own, name)
-            )
-    if problems:
-        raise MissingQueriesError(
-            "systems are paired by query id, and every system must have every query; "
-            + "; ".join(problems)
-        )
-    paired: dict[str, dict[str, list[float | None]]] = {}
-    for name, values in per_query.items():
-        paired[name] = {}
-        for metric in metrics:
-            lacking = [q for q in query_ids if metric not in values[q]]
-            if lacking:
-                available = sorted(values[lacking[0]])
-                rule = _naming_rule(metric, available)
-                hint = f"; {rule}" if rule else ""
-                raise ValueError(
-                    f"system {name!r} has no {metric!r} for queries {_shown(lacking)} "
-                    f"(it has: {', '.join(available) or 'nothing'}){hint}"
-                )
-            # None (a RAG metric that does not apply to that sample) stays, to be paired out.
-            paired[name][metric] = [
-                None if (value := values[q][metric]) is None else float(value) for q in query_ids
-            ]
-    return len(query_ids), paired
-
-
-def _mismatch(missing: Sequence[str], held: Sequence[str], name: str) -> str:
-    """The likely cause when a system's own ids differ from the others' by a simple pattern."""
-    found = likely_cause(missing[:2000], held[:2000])
-    if found is None:
-        return ""
-    cause, (theirs, its) = found
-    return f" (likely cause: {cause}, {its!r} in system {name!r} is {theirs!r} elsewhere)"
-
 
 def _check_options(
     systems: Mapping[str, object],
-    baseline: str,
+    baseline: str | None,
     metrics: Sequence[str],
     tests: Sequence[str],
     correction: str | None,
     alpha: float,
+    risk_alpha: float | None,
 ) -> None:
-    if baseline not in systems:
+    if baseline is not None and baseline not in systems:
         raise ValueError(
             f"baseline {baseline!r} is not one of the systems ({', '.join(map(repr, systems))})"
         )
     if len(systems) < 2:
-        raise ValueError("nothing to compare: give at least one system besides the baseline")
+        other = "besides the baseline" if baseline is not None else "to compare with another"
+        raise ValueError(f"nothing to compare: give at least one system {other}")
     if not metrics or isinstance(metrics, str):
         raise ValueError(f"metrics must be a non-empty sequence of keys, got {metrics!r}")
     if not tests or isinstance(tests, str):
@@ -195,13 +50,15 @@ def _check_options(
         )
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if risk_alpha is not None and not (math.isfinite(risk_alpha) and risk_alpha >= 0):
+        raise ValueError(f"risk_alpha must be a number >= 0, got {risk_alpha}")
 
 
 def compare(
     systems: Mapping[str, RetrievalEvalReport | RagEvalReport | Run],
     qrels: Qrels | None = None,
     *,
-    baseline: str,
+    baseline: str | None = None,
     metrics: Sequence[str] | None = None,
     tests: Sequence[str] = ("t-test", "randomization"),
     correction: str | None = "holm",
@@ -213,8 +70,10 @@ def compare(
     relevance_level: int | None = None,
     judged_only: bool = False,
     missing_queries: MissingQueries = "warn",
+    risk_alpha: float | None = None,
 ) -> ComparisonReport:
-    """Compare systems with a baseline on per-query values, with paired significance tests.
+    """Compare systems with a baseline, or every pair of systems, on per-query values, with
+    significance tests.
 
     Each system is a :class:`RetrievalEvalReport` or a run (``{query_id: ranking}`` or
     ``{query_id: {doc_id: score}}``, scored against ``qrels`` with :func:`evaluate_run`; a
@@ -240,16 +99,27 @@ def compare(
     Every comparison also carries wins, ties and losses, and Cohen's d for paired data. The
     p-values of one test on one metric, over all systems compared with the baseline, form a
     family adjusted by ``correction``: ``"holm"``, ``"bonferroni"``, ``"bh"``
-    (Benjamini–Hochberg) or ``None``. See :mod:`ef.evaluation._compare.stats` for the edge cases
+    (Benjamini–Hochberg) or ``None``.
+
+    Without a ``baseline``, every pair of systems is compared: each system with every system
+    listed before it (its row's ``baseline``), and the p-values of one test over all pairs and
+    all metrics form one family. ``"tukey"`` (Tukey's HSD, as ranx's ``stat_test="tukey"``
+    and statsmodels' ``pairwise_tukeyhsd``) compares the means of all systems at once on each
+    metric, adjusted over the pairs by its own construction and not corrected again; it can be
+    asked for with a baseline too. :meth:`ComparisonReport.p_value_table` gives the square
+    table of p-values of a metric, :meth:`ComparisonReport.groups` the letters of the systems
+    that do not differ significantly. See :mod:`ef.evaluation._compare.stats` for the edge cases
     (identical systems give p = 1, effect 0 and the interval (0, 0)).
 
     :param systems: system name → report or run; the baseline is one of them.
     :param qrels: the judgements that score the runs (unused for reports).
-    :param baseline: the name of the system the others are compared with.
+    :param baseline: the name of the system the others are compared with; ``None`` compares
+        every pair.
     :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``, or
         RAG metric names); ``None`` means ``("ndcg@10",)``, or ``("token_f1",)`` for RAG
         reports.
-    :param tests: which tests to run; the first decides the significance marks.
+    :param tests: which tests to run (``"t-test"``, ``"randomization"``, ``"wilcoxon"``,
+        ``"bootstrap"``, ``"tukey"``); the first decides the significance marks.
     :param correction: the multiple-testing correction.
     :param n_permutations: random swaps of the randomisation test.
     :param n_resamples: resamples of the bootstrap.
@@ -258,6 +128,10 @@ def compare(
     :param confidence_level: the coverage of the bootstrap interval.
     :param relevance_level: the smallest relevant grade when scoring runs (trec_eval ``-l``).
     :param judged_only: rank only judged documents when scoring runs (trec_eval ``-J``).
+    :param risk_alpha: the risk weight α of URisk, TRisk and GeoRisk (Dinçer, Macdonald and
+        Ounis; see :mod:`ef.evaluation._compare.risk`): each row then holds URisk_α and TRisk_α
+        against its baseline, and the report GeoRisk_α of every system over all of them;
+        ``None`` (the default) computes no risk.
     :param missing_queries: what a judged query a run lacks does, as in :func:`evaluate_run`:
         ``"warn"`` (scored 0, one warning per run), ``"zero"`` (scored 0 silently) or
         ``"error"``. Reports are never scored: they must hold the same queries.
@@ -284,70 +158,47 @@ def compare(
         metrics = (_rag_pairs.DEFAULT_RAG_METRIC,) if is_rag else ("ndcg@10",)
     metrics = list(dict.fromkeys(metrics)) if not isinstance(metrics, str) else metrics
     tests = list(dict.fromkeys(tests)) if not isinstance(tests, str) else tests
-    _check_options(systems, baseline, metrics, tests, correction, alpha)
-    names = [baseline, *(name for name in systems if name != baseline)]
+    _check_options(systems, baseline, metrics, tests, correction, alpha, risk_alpha)
+    names = (
+        list(systems) if baseline is None else [baseline, *(n for n in systems if n != baseline)]
+    )
     scoring = {
         "relevance_level": relevance_level,
         "judged_only": judged_only,
         "missing_queries": check_missing_queries(missing_queries),
     }
-    per_query = {name: _per_query(name, systems[name], qrels, metrics, scoring) for name in names}
-    n_queries, paired = _paired_values(per_query, metrics)
+    per_query = {
+        name: system_per_query(name, systems[name], qrels, metrics, scoring, HOST) for name in names
+    }
+    query_ids, paired = paired_values(per_query, metrics)
 
-    rows: list[PairedComparison] = []
-    for metric in metrics:
-        kept = {
-            name: _rag_pairs.applicable_pairs(paired[name][metric], paired[baseline][metric])
-            for name in names[1:]
-        }
-        for name, (values, _, _) in kept.items():
-            if not values:
-                raise ValueError(
-                    f"metric {metric!r} applies to no sample of both {name!r} and the baseline "
-                    f"{baseline!r}: nothing to compare"
-                )
-        raw = {
-            name: _p_values(values, base, tests, n_permutations, seed)
-            for name, (values, base, _) in kept.items()
-        }
-        adjusted = _adjust(raw, correction)
-        for name in names[1:]:
-            values, base, not_applicable = kept[name]
-            n_pairs = len(values)
-            pairs = list(zip(values, base, strict=True))
-            interval = None
-            if "bootstrap" in tests:
-                interval = _stats.bootstrap_interval(
-                    values,
-                    base,
-                    confidence_level=confidence_level,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                )
-            rows.append(
-                PairedComparison(
-                    system=name,
-                    metric=metric,
-                    mean=math.fsum(values) / n_pairs,
-                    baseline_mean=math.fsum(base) / n_pairs,
-                    difference=math.fsum(v - b for v, b in pairs) / n_pairs,
-                    wins=sum(v > b for v, b in pairs),
-                    ties=sum(v == b for v, b in pairs),
-                    losses=sum(v < b for v, b in pairs),
-                    effect_size=_stats.cohens_d(values, base),
-                    p_values=raw[name],
-                    adjusted_p_values=adjusted[name],
-                    confidence_interval=interval,
-                    not_applicable=not_applicable,
-                )
-            )
+    if baseline is None:
+        pairs = [(b, a) for i, a in enumerate(names) for b in names[i + 1 :]]
+    else:
+        pairs = [(name, baseline) for name in names[1:]]
+    rows = comparison_rows(
+        paired,
+        pairs,
+        metrics,
+        tests,
+        correction=correction,
+        all_pairs=baseline is None,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence_level=confidence_level,
+        risk_alpha=risk_alpha,
+    )
+    georisk = {}
+    if risk_alpha is not None:
+        georisk = _georisk(paired, names, metrics, risk_alpha)
     return ComparisonReport(
         baseline=baseline,
         systems=names,
         metrics=metrics,
         means={name: {m: _mean(paired[name][m]) for m in metrics} for name in names},
         comparisons=rows,
-        n_queries=n_queries,
+        n_queries=len(query_ids),
         tests=tests,
         correction=correction,
         alpha=alpha,
@@ -355,6 +206,19 @@ def compare(
         n_permutations=n_permutations,
         n_resamples=n_resamples,
         seed=seed,
+        risk_alpha=risk_alpha,
+        georisk=georisk,
+        per_query={
+            name: {
+                query_id: {
+                    metric: value
+                    for metric in metrics
+                    if (value := paired[name][metric][index]) is not None
+                }
+                for index, query_id in enumerate(query_ids)
+            }
+            for name in names
+        },
     )
 
 
@@ -364,35 +228,20 @@ def _mean(values: Sequence[float | None]) -> float:
     return math.fsum(applicable) / len(applicable)
 
 
-def _p_values(
-    values: Sequence[float],
-    base: Sequence[float],
-    tests: Sequence[str],
-    n_permutations: int,
-    seed: int,
-) -> dict[str, float | None]:
-    p_values: dict[str, float | None] = {}
-    for test in tests:
-        if test == "t-test":
-            p_values[test] = _stats.paired_t_test(values, base)
-        elif test == "randomization":
-            p_values[test] = _stats.randomization_test(
-                values, base, n_permutations=n_permutations, seed=seed
-            )
-        elif test == "wilcoxon":
-            p_values[test] = _stats.wilcoxon_test(values, base)
-    return p_values
-
-
-def _adjust(
-    raw: Mapping[str, Mapping[str, float | None]], correction: str | None
-) -> dict[str, dict[str, float | None]]:
-    """Each test's p-values adjusted over the systems (one family); undefined ones stay None."""
-    adjusted: dict[str, dict[str, float | None]] = {name: dict(p) for name, p in raw.items()}
-    tests = {test for p_values in raw.values() for test in p_values}
-    for test in tests:
-        defined = [(name, p[test]) for name, p in raw.items() if p[test] is not None]
-        values = _stats.adjust_p_values([p for _, p in defined if p is not None], correction)
-        for (name, _), value in zip(defined, values, strict=True):
-            adjusted[name][test] = value
-    return adjusted
+def _georisk(
+    paired: Mapping[str, Mapping[str, Sequence[float | None]]],
+    names: Sequence[str],
+    metrics: Sequence[str],
+    alpha: float,
+) -> dict[str, dict[str, float]]:
+    """GeoRisk of every system on every metric, over the queries where every system applies."""
+    result: dict[str, dict[str, float]] = {name: {} for name in names}
+    for metric in metrics:
+        columns = list(zip(*(paired[name][metric] for name in names), strict=True))
+        kept = [column for column in columns if all(v is not None for v in column)]
+        if not kept:
+            continue
+        scores = {name: [float(c[i] or 0.0) for c in kept] for i, name in enumerate(names)}
+        for name, value in _risk.georisk(scores, alpha).items():
+            result[name][metric] = value
+    return result

@@ -64,6 +64,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ef.evaluation._compare.render_pairs import family_clause, p_value_latex, p_value_markdown
+from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
+from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
+
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
 
@@ -106,6 +110,19 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
     """
     test = _deciding_test(report, test)
     compared = len(report.systems) - 1
+    if report.baseline is None:
+        if test == "bootstrap":
+            how = (
+                f": the {report.confidence_level:.0%} paired bootstrap interval of their "
+                f"difference ({report.n_resamples:,} resamples, seed {report.seed}) holds 0"
+            )
+        else:
+            how = f" at α = {report.alpha:g} ({family_clause(report, test)})"
+        return (
+            f"Mean over {report.n_queries} paired queries; every pair of systems compared. "
+            f"Bold: the best system per metric. Letters: systems that share a letter do not "
+            f"differ significantly{how}.{_left_out(report)}"
+        )
     if test == "bootstrap":
         mark = (
             f"{_DAGGER}: the {report.confidence_level:.0%} paired bootstrap interval of the "
@@ -143,29 +160,31 @@ def _left_out(report: ComparisonReport) -> str:
     return f" Pairs left out where the metric did not apply to a side: {'; '.join(rows)}."
 
 
-def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[tuple[str, bool, bool]]]:
-    """Per system, per metric: ``(formatted mean, is best, differs significantly)``."""
+def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[tuple[str, bool, str]]]:
+    """Per system, per metric: ``(formatted mean, is best, mark)``; the mark is a dagger when
+    the system differs significantly from the baseline, or its group letters when every pair
+    was compared."""
     best = {metric: set(report.best(metric)) for metric in report.metrics}
+    letters = {}
+    if report.baseline is None:
+        letters = {metric: report.groups(metric, test) for metric in report.metrics}
     rows = []
     for system in report.systems:
         cells = []
         for metric in report.metrics:
-            marked = system != report.baseline and report.significant(system, metric, test)
-            cells.append(
-                (f"{report.means[system][metric]:.{digits}f}", system in best[metric], marked)
-            )
+            if report.baseline is None:
+                mark = letters[metric][system]
+            else:
+                marked = system != report.baseline and report.significant(system, metric, test)
+                mark = _DAGGER if marked else ""
+            mean = f"{report.means[system][metric]:.{digits}f}"
+            cells.append((mean, system in best[metric], mark))
         rows.append(cells)
     return rows
 
 
 def _label(report: ComparisonReport, system: str) -> str:
     return f"{system} (baseline)" if system == report.baseline else system
-
-
-def _markdown_escape(text: str) -> str:
-    for special in "\\`*_[]<>|":
-        text = text.replace(special, "\\" + special)
-    return text
 
 
 def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
@@ -186,32 +205,18 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
     ]
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
-            (f"**{value}**" if best else value) + (_DAGGER if marked else "")
-            for value, best, marked in cells
+            (f"**{value}**" if best else value) + _markdown_mark(mark)
+            for value, best, mark in cells
         ]
         lines.append("| " + " | ".join([_markdown_escape(_label(report, system)), *shown]) + " |")
-    return "\n".join([*lines, "", "Table: " + _markdown_escape(caption(report, test)), ""])
+    text = "\n".join([*lines, "", "Table: " + _markdown_escape(caption(report, test)), ""])
+    if report.baseline is None and test != "bootstrap":
+        text += "".join("\n" + p_value_markdown(report, m, test) for m in report.metrics)
+    return text
 
 
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "α": r"$\alpha$",
-    _DAGGER: r"$^\dagger$",
-    "–": "--",
-}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+def _markdown_mark(mark: str) -> str:
+    return mark if mark in ("", _DAGGER) else f"<sup>{mark}</sup>"
 
 
 def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
@@ -229,10 +234,18 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
     body = []
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
-            (rf"\textbf{{{value}}}" if best else value) + (r"$^\dagger$" if marked else "")
-            for value, best, marked in cells
+            (rf"\textbf{{{value}}}" if best else value)
+            + (r"$^\dagger$" if mark == _DAGGER else rf"$^{{\mathrm{{{mark}}}}}$" if mark else "")
+            for value, best, mark in cells
         ]
         body.append("    " + " & ".join([_latex_escape(_label(report, system)), *shown]) + r" \\")
+    pairs = ""
+    if report.baseline is None and test != "bootstrap":
+        pairs = "".join("\n" + p_value_latex(report, m, test) for m in report.metrics)
+    return _latex_table(report, test, header, body) + pairs
+
+
+def _latex_table(report: ComparisonReport, test: str, header: str, body: list[str]) -> str:
     return "\n".join(
         [
             r"\begin{table}[t]",
@@ -279,8 +292,8 @@ def to_table(
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
             Text(f"**{value}**" if best and plain else value, style="bold" if best else "")
-            + (_DAGGER if marked else "")
-            for value, best, marked in cells
+            + (mark if mark in ("", _DAGGER) else f" {mark}")
+            for value, best, mark in cells
         ]
         table.add_row(Text(_label(report, system)), *shown)
     return table
@@ -312,15 +325,18 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
 
     p_tests = [t for t in report.tests if t != "bootstrap"]
     correction = report.correction and _CORRECTION_NAMES[report.correction]
+    against = f"the baseline ({report.baseline})" if report.baseline else "the system in Vs"
     table = Table(
         caption=(
-            f"Differences from the baseline ({report.baseline}) over {report.n_queries} "
+            f"Differences from {against} over {report.n_queries} "
             f"queries; p-values two-sided, {correction or 'uncorrected'}.{_left_out(report)}"
         ),
         caption_justify="left",
     )
     # Numbers never wrap (half an interval on each line reads as two numbers); names may.
     table.add_column("System", overflow="fold")
+    if report.baseline is None:
+        table.add_column("Vs", overflow="fold")
     table.add_column("Metric", overflow="fold")
     table.add_column("Δ mean", justify="right", no_wrap=True)
     if "bootstrap" in report.tests:
@@ -329,8 +345,12 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
     table.add_column("W/T/L", justify="right", no_wrap=True)
     for test in p_tests:
         table.add_column(f"p ({test})", justify="right", no_wrap=True)
+    if report.risk_alpha is not None:
+        for name in (f"URisk α={report.risk_alpha:g}", "TRisk", "GeoRisk"):
+            table.add_column(name, justify="right", no_wrap=True)
     for row in report.comparisons:
-        cells = [row.system, row.metric, _number(row.difference, digits)]
+        other = [] if report.baseline is not None else [row.baseline or ""]
+        cells = [row.system, *other, row.metric, _number(row.difference, digits)]
         if "bootstrap" in report.tests:
             interval = row.confidence_interval
             cells.append(
@@ -341,7 +361,11 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
         cells.append(_number(row.effect_size, 2))
         cells.append(f"{row.wins}/{row.ties}/{row.losses}")
         for test in p_tests:
-            marked = report.significant(row.system, row.metric, test)
+            marked = report.significant(row.system, row.metric, test, against=row.baseline)
             cells.append(_p(row.adjusted_p_values[test]) + (_DAGGER if marked else ""))
+        if report.risk_alpha is not None:
+            reading = {"riskier": " (riskier)", "safer": " (safer)"}.get(row.risk_reading or "", "")
+            cells += [_number(row.urisk, digits), _number(row.trisk, 2) + reading]
+            cells.append(_number(report.georisk[row.system].get(row.metric), digits))
         table.add_row(*cells)
     return table

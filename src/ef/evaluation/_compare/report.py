@@ -22,14 +22,18 @@ from ef.evaluation._report.fields import (
     string,
 )
 from ef.evaluation._report.frames import Column, FrameOutputs
-from ef.evaluation._report.frozen import FrozenDict, as_tuple, frozen_dict, frozen_dict_of_dicts
+from ef.evaluation._report.frozen import (
+    FrozenDict,
+    as_tuple,
+    freeze,
+    frozen_dict,
+    frozen_dict_of_dicts,
+)
 from ef.evaluation._report.html_hook import write_html
 from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-    from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
 __all__ = ["ComparisonReport", "PairedComparison"]
 
@@ -69,6 +73,12 @@ class PairedComparison(JsonReport):
     :param confidence_interval: the bootstrap interval of ``difference``, if it was asked for.
     :param not_applicable: paired samples left out because the metric did not apply to the
         system or the baseline there (RAG reports; always 0 for retrieval).
+    :param baseline: the system this one is compared with: the report's baseline, or, when
+        every pair is compared, the other system of the pair (``None`` in JSON written before
+        it was kept: the report's baseline).
+    :param urisk: URisk at the report's ``risk_alpha`` (``None``: no risk was asked for).
+    :param trisk: TRisk, URisk's t-statistic (``None``: not asked for, or undefined); see
+        :attr:`risk_reading`.
     """
 
     system: str = attrs.field(metadata=checked(string))
@@ -88,6 +98,40 @@ class PairedComparison(JsonReport):
         default=None, converter=_interval, metadata=checked(optional(_interval_pair))
     )
     not_applicable: int = attrs.field(default=0, kw_only=True, metadata=checked(count))
+    baseline: str | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(string))
+    )
+    urisk: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+    trisk: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+
+    @property
+    def risk_reading(self) -> str | None:
+        """What :attr:`trisk` says: ``"riskier"`` (TRisk <= -2), ``"safer"`` (>= 2) or
+        ``"not significant"``; ``None`` when no risk was asked for."""
+        from ef.evaluation._compare.risk import trisk_reading
+
+        return None if self.urisk is None else trisk_reading(self.trisk)
+
+
+def _mirrored(row: PairedComparison, system: str) -> PairedComparison:
+    """``row`` seen from the other system's side: ``system`` is now the one compared."""
+    interval = row.confidence_interval
+    return attrs.evolve(
+        row,
+        system=system,
+        baseline=row.system,
+        mean=row.baseline_mean,
+        baseline_mean=row.mean,
+        difference=-row.difference,
+        wins=row.losses,
+        losses=row.wins,
+        effect_size=None if row.effect_size is None else -row.effect_size,
+        confidence_interval=None if interval is None else (-interval[1], -interval[0]),
+    )
 
 
 @attrs.frozen
@@ -96,9 +140,13 @@ class ComparisonReport(FrameOutputs, JsonReport):
 
     ``means`` maps every system (the baseline too) to its mean of each metric over the
     paired queries; ``comparisons`` holds one :class:`PairedComparison` per compared system
-    and metric. A difference is significant when its adjusted p-value is at most ``alpha``
-    (for ``"bootstrap"``: when its interval leaves out 0). The report keeps every parameter
-    that decided the numbers, and round-trips through JSON.
+    and metric; ``per_query`` keeps the values the tests were computed from, system → query
+    id → metric → value (a RAG metric that does not apply to a sample is left out), which
+    :meth:`to_html` draws as each system's per-query difference chart. A report read from
+    JSON written before it kept them has an empty ``per_query``. A difference is significant
+    when its adjusted p-value is at most ``alpha`` (for ``"bootstrap"``: when its interval
+    leaves out 0). The report keeps every parameter that decided the numbers, and round-trips
+    through JSON.
 
     >>> from ef.evaluation import compare
     >>> from ef.evaluation import RetrievalEvalReport
@@ -114,7 +162,7 @@ class ComparisonReport(FrameOutputs, JsonReport):
     {'randomization': 0.5}
     """
 
-    baseline: str = attrs.field(metadata=checked(string))
+    baseline: str | None = attrs.field(metadata=checked(optional(string)))
     systems: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
     metrics: tuple[str, ...] = attrs.field(converter=as_tuple, metadata=checked(list_of(string)))
     means: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
@@ -131,19 +179,50 @@ class ComparisonReport(FrameOutputs, JsonReport):
     n_permutations: int = attrs.field(default=10_000, metadata=checked(count))
     n_resamples: int = attrs.field(default=10_000, metadata=checked(count))
     seed: int = attrs.field(default=0, metadata=checked(integer))
+    risk_alpha: float | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(finite))
+    )
+    georisk: FrozenDict[str, FrozenDict[str, float]] = attrs.field(
+        factory=FrozenDict,
+        kw_only=True,
+        converter=frozen_dict_of_dicts,
+        metadata=checked(mapping_of(mapping_of(finite))),
+    )
+    per_query: FrozenDict[str, FrozenDict[str, FrozenDict[str, float]]] = attrs.field(
+        factory=FrozenDict,
+        kw_only=True,
+        repr=False,
+        converter=freeze,
+        metadata=checked(mapping_of(mapping_of(mapping_of(finite)))),
+    )
 
-    def comparison(self, system: str, metric: str) -> PairedComparison:
-        """The comparison of ``system`` with the baseline on ``metric``.
+    def comparison(self, system: str, metric: str, against: str | None = None) -> PairedComparison:
+        """The comparison of ``system`` with the baseline on ``metric``, or with the system
+        ``against`` (when every pair was compared: either order; the row is then seen from
+        ``system``'s side, its difference, wins and losses, effect and interval mirrored).
 
         :raises KeyError: if there is none (the baseline itself, or an unknown name).
         """
+        against = self.baseline if against is None else against
         for row in self.comparisons:
-            if row.system == system and row.metric == metric:
+            if row.metric != metric:
+                continue
+            other = self.baseline if row.baseline is None else row.baseline
+            if row.system == system and other == against:
                 return row
-        raise KeyError(f"no comparison of system {system!r} on metric {metric!r}")
+            if row.system == against and other == system:
+                return _mirrored(row, system)
+        if against is None:
+            raise KeyError(
+                f"every pair was compared: name the other system of {system!r} (against=)"
+            )
+        raise KeyError(f"no comparison of system {system!r} with {against!r} on metric {metric!r}")
 
-    def significant(self, system: str, metric: str, test: str | None = None) -> bool:
-        """Whether ``system`` differs significantly from the baseline on ``metric``.
+    def significant(
+        self, system: str, metric: str, test: str | None = None, *, against: str | None = None
+    ) -> bool:
+        """Whether ``system`` differs significantly from the baseline (or from ``against``)
+        on ``metric``.
 
         :param test: which test decides; ``None`` means the first of :attr:`tests`.
         :raises KeyError: for an unknown system or metric, or a test the report did not run.
@@ -151,12 +230,56 @@ class ComparisonReport(FrameOutputs, JsonReport):
         test = self.tests[0] if test is None else test
         if test not in self.tests:
             raise KeyError(f"test {test!r} was not run (ran: {', '.join(self.tests)})")
-        row = self.comparison(system, metric)
+        row = self.comparison(system, metric, against)
         if test == "bootstrap":
             interval = row.confidence_interval
             return interval is not None and (interval[0] > 0.0 or interval[1] < 0.0)
         p_value = row.adjusted_p_values.get(test)
         return p_value is not None and p_value <= self.alpha
+
+    def p_value_table(
+        self, metric: str, test: str | None = None
+    ) -> dict[str, dict[str, float | None]]:
+        """The square table of adjusted p-values of ``metric``: ``table[a][b]`` for every two
+        systems compared (symmetric; ``None`` on the diagonal, for a pair not compared, and
+        for the bootstrap, which gives an interval, not a p-value).
+
+        :param test: the test; ``None`` means the first of :attr:`tests`.
+        """
+        test = self.tests[0] if test is None else test
+        table: dict[str, dict[str, float | None]] = {
+            a: dict.fromkeys(self.systems) for a in self.systems
+        }
+        for row in self.comparisons:
+            if row.metric == metric:
+                other = self.baseline if row.baseline is None else row.baseline
+                if other is not None:
+                    p_value = row.adjusted_p_values.get(test)
+                    table[row.system][other] = table[other][row.system] = p_value
+        return table
+
+    def groups(self, metric: str, test: str | None = None) -> dict[str, str]:
+        """Letters per system: systems that share a letter do not differ significantly on
+        ``metric`` (the letters papers print); ``a`` is the group of the best mean. Pairs the
+        report did not compare count as not differing.
+
+        :param test: which test decides; ``None`` means the first of :attr:`tests`.
+        """
+        from ef.evaluation._compare.pairwise import letter_groups
+
+        compared = {
+            frozenset((row.system, self.baseline if row.baseline is None else row.baseline))
+            for row in self.comparisons
+            if row.metric == metric
+        }
+
+        def differ(a: str, b: str) -> bool:
+            if frozenset((a, b)) not in compared:
+                return False
+            return self.significant(a, metric, test, against=b)
+
+        means = {system: self.means[system][metric] for system in self.systems}
+        return letter_groups(self.systems, means, differ)
 
     def best(self, metric: str) -> tuple[str, ...]:
         """The systems with the highest mean of ``metric`` (several on a tie)."""
@@ -181,6 +304,13 @@ class ComparisonReport(FrameOutputs, JsonReport):
 
         return to_table(self, test=test, digits=digits, plain=plain)
 
+    def to_p_value_table(self, metric: str, test: str | None = None) -> Table:
+        """A rich square table of :meth:`p_value_table`; see
+        :func:`ef.evaluation._compare.render_pairs.p_value_table`."""
+        from ef.evaluation._compare.render_pairs import p_value_table
+
+        return p_value_table(self, metric, test)
+
     def to_details_table(self, *, digits: int = 4) -> Table:
         """A rich table of every comparison; see :mod:`ef.evaluation._compare.render`."""
         from ef.evaluation._compare.render import to_details_table
@@ -191,7 +321,6 @@ class ComparisonReport(FrameOutputs, JsonReport):
         self,
         path: str | os.PathLike[str],
         *,
-        reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
         runs: Mapping[str, Run] | None = None,
         qrels: Qrels | None = None,
         corpus: Corpus | None = None,
@@ -199,25 +328,28 @@ class ComparisonReport(FrameOutputs, JsonReport):
         title: str | None = None,
     ) -> Path:
         """Write this comparison as one self-contained HTML page: the means with significance
-        marks and intervals, wins/ties/losses, and — from the systems' own ``reports`` — the
-        per-query difference chart of each system; ``runs`` with ``qrels`` add a drill-down
-        showing the systems' rankings of one query side by side.
+        marks and intervals, wins/ties/losses, and each system's per-query difference chart
+        against the baseline (from :attr:`per_query`); ``runs`` with ``qrels`` add a
+        drill-down showing the systems' rankings of one query side by side.
 
-        :param reports: each system's report, by the names the comparison uses.
-        :param runs: each system's run, by the same names.
+        :param runs: each system's run, by the names the comparison uses.
+        :param corpus: document texts for the drill-down's snippets.
+        :param queries: query texts, shown beside the query ids.
         :returns: ``path``.
         :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
         :raises ValueError: for runs without qrels (or the reverse), or an unknown system.
         """
-        inputs = {"reports": reports, "runs": runs, "qrels": qrels, "corpus": corpus}
+        inputs = {"runs": runs, "qrels": qrels, "corpus": corpus}
         return write_html(self, path, **inputs, queries=queries, title=title)
 
     def frame_columns(self, means: bool) -> list[Column]:
-        """Columns of one row per comparison: ``system, metric, mean, baseline_mean,
+        """Columns of one row per comparison: ``system`` (and, when every pair was compared,
+        ``baseline``, the other system of the pair), ``metric, mean, baseline_mean,
         difference, wins, ties, losses, effect_size``, then ``p_<test>`` and
         ``adjusted_p_<test>`` per test run, then ``ci_low, ci_high`` (missing values where a
-        test or interval does not apply). With ``means``: ``system, metric, value``, the mean
-        of every system (the baseline too) on every metric.
+        test or interval does not apply), and with a ``risk_alpha``: ``urisk, trisk, risk``
+        (the reading of TRisk) and ``georisk`` (the system's). With ``means``: ``system,
+        metric, value``, the mean of every system (the baseline too) on every metric.
         """
         if means:
             pairs = [(s, m) for s in self.systems for m in self.metrics if m in self.means[s]]
@@ -228,8 +360,10 @@ class ComparisonReport(FrameOutputs, JsonReport):
             ]
         rows = self.comparisons
         intervals = [row.confidence_interval for row in rows]
-        columns: list[Column] = [
-            ("system", "string", [row.system for row in rows]),
+        columns: list[Column] = [("system", "string", [row.system for row in rows])]
+        if self.baseline is None:
+            columns.append(("baseline", "string", [row.baseline for row in rows]))
+        columns += [
             ("metric", "string", [row.metric for row in rows]),
             ("mean", "float", [row.mean for row in rows]),
             ("baseline_mean", "float", [row.baseline_mean for row in rows]),
@@ -246,4 +380,11 @@ class ComparisonReport(FrameOutputs, JsonReport):
             )
         columns.append(("ci_low", "float", [None if i is None else i[0] for i in intervals]))
         columns.append(("ci_high", "float", [None if i is None else i[1] for i in intervals]))
+        if self.risk_alpha is not None:
+            columns.append(("urisk", "float", [row.urisk for row in rows]))
+            columns.append(("trisk", "float", [row.trisk for row in rows]))
+            columns.append(("risk", "string", [row.risk_reading for row in rows]))
+            none: dict[str, float] = {}
+            georisk = [self.georisk.get(row.system, none).get(row.metric) for row in rows]
+            columns.append(("georisk", "float", georisk))
         return columns

@@ -32,7 +32,7 @@ __all__ = [
     "wilcoxon_test",
 ]
 
-SIGNIFICANCE_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap")
+SIGNIFICANCE_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap", "tukey")
 """Every significance test :func:`compare` knows, by the name it is asked for (``tests=``)."""
 
 CORRECTIONS = ("holm", "bonferroni", "bh")

@@ -12,7 +12,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["bins", "difference_bars", "histogram", "k_curves", "mean_bars", "pr_curve"]
+__all__ = [
+    "bins",
+    "difference_bars",
+    "histogram",
+    "k_curves",
+    "mean_bars",
+    "p_value_heatmap",
+    "pr_curve",
+]
 
 _HEIGHT = 220
 
@@ -137,3 +145,45 @@ def mean_bars(title: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "y": {"field": "mean", "type": "quantitative"},
         },
     )
+
+
+def p_value_heatmap(title: str, cells: Sequence[Mapping[str, Any]], alpha: float) -> dict[str, Any]:
+    """A heat map of the p-values of every pair of systems (``{"system", "other", "p"}``, one
+    cell per ordered pair), darker for smaller p, each cell labelled, the significant ones
+    (``p <= alpha``) marked with a dagger."""
+    order = list(dict.fromkeys(cell["system"] for cell in cells))
+    axes = {
+        "x": {"field": "other", "type": "nominal", "sort": order, "title": None},
+        "y": {"field": "system", "type": "nominal", "sort": order, "title": None},
+    }
+    rect = {
+        "mark": {"type": "rect", "tooltip": True},
+        "encoding": {
+            **axes,
+            "color": {
+                "field": "shade",
+                "type": "quantitative",
+                "scale": {"type": "log", "scheme": "blues", "reverse": True, "domainMax": 1},
+                "legend": {"title": "p"},
+            },
+        },
+    }
+    text = {
+        "mark": {"type": "text", "fontSize": 11},
+        "encoding": {
+            **axes,
+            "text": {"field": "label", "type": "nominal"},
+        },
+    }
+    # A log scale has no 0: the shade of p stops at 1e-12 (the label keeps the value).
+    labelled = [
+        {
+            **cell,
+            "shade": None if cell["p"] is None else max(cell["p"], 1e-12),
+            "label": "n/a"
+            if cell["p"] is None
+            else f"{cell['p']:.3g}" + ("†" if cell["p"] <= alpha else ""),
+        }
+        for cell in cells
+    ]
+    return _chart(title, labelled, layer=[rect, text])

@@ -1,8 +1,7 @@
-"""The data of a comparison page: a :class:`ComparisonReport`, with the systems' own reports
-(their per-query values) and runs when given.
+"""The data of a comparison page: a :class:`ComparisonReport`, with the systems' runs when given.
 
-A comparison report holds means and tests, not per-query values: the per-topic difference chart
-needs the systems' reports, the side-by-side drill-down their runs and the qrels.
+The per-topic difference chart comes from the per-query values the report keeps; the
+side-by-side drill-down needs the systems' runs and the qrels.
 """
 
 from __future__ import annotations
@@ -14,27 +13,19 @@ from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._html import charts
 from ef.evaluation._html.evaluation import headline
 from ef.evaluation._html.rankings import drilldowns, query_texts, snippets
-from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
-__all__ = ["comparison_page", "differences", "per_query_values"]
+__all__ = ["comparison_page", "differences", "metric_values"]
 
 Run = Mapping[str, Sequence[str] | Mapping[str, float]]
 
 
-def per_query_values(report: RetrievalEvalReport | RagEvalReport, metric: str) -> dict[str, float]:
-    """Each query's (or named sample's) value of ``metric``, where it has one.
+def metric_values(per_query: Mapping[str, Mapping[str, float]], metric: str) -> dict[str, float]:
+    """Each query's value of ``metric``, where it has one.
 
-    >>> per_query_values(RetrievalEvalReport({}, {'q1': {'ndcg@10': 0.5}, 'q2': {}}, 2, (10,)),
-    ...                  'ndcg@10')
+    >>> metric_values({'q1': {'ndcg@10': 0.5}, 'q2': {}}, 'ndcg@10')
     {'q1': 0.5}
     """
-    if isinstance(report, RetrievalEvalReport):
-        return {q: row[metric] for q, row in report.per_query.items() if metric in row}
-    return {
-        sample_id: value
-        for sample_id, row in zip(report.sample_ids, report.per_sample, strict=True)
-        if (value := row.get(metric)) is not None
-    }
+    return {query: row[metric] for query, row in per_query.items() if metric in row}
 
 
 def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> list[dict[str, Any]]:
@@ -52,6 +43,25 @@ def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> l
 
 
 def _means(report: ComparisonReport) -> list[dict[str, Any]]:
+    if report.baseline is None:
+        letters = {metric: report.groups(metric) for metric in report.metrics}
+        return [
+            {
+                "system": system,
+                "baseline": False,
+                "cells": [
+                    {
+                        "mean": report.means[system][metric],
+                        "significant": False,
+                        "interval": None,
+                        "p": None,
+                        "letters": letters[metric][system],
+                    }
+                    for metric in report.metrics
+                ],
+            }
+            for system in report.systems
+        ]
     rows = []
     for system in report.systems:
         cells = []
@@ -61,6 +71,7 @@ def _means(report: ComparisonReport) -> list[dict[str, Any]]:
                 "significant": False,
                 "interval": None,
                 "p": None,
+                "letters": None,
             }
             if system != report.baseline:
                 row = report.comparison(system, metric)
@@ -75,7 +86,6 @@ def _means(report: ComparisonReport) -> list[dict[str, Any]]:
 def comparison_page(
     report: ComparisonReport,
     *,
-    reports: Mapping[str, RetrievalEvalReport | RagEvalReport] | None = None,
     runs: Mapping[str, Run] | None = None,
     qrels: Mapping[str, Mapping[str, float]] | None = None,
     corpus: Mapping[str, str] | None = None,
@@ -84,36 +94,36 @@ def comparison_page(
 ) -> dict[str, Any]:
     """Everything a comparison page shows, as JSON-ready data.
 
-    :param reports: each system's own report, by the names the comparison uses: the per-query
-        difference chart needs them.
     :param runs: each system's run; with ``qrels``, the side-by-side drill-down.
-    :raises ValueError: for runs without qrels (or the reverse), or a report or run of a
-        system the comparison does not hold.
+    :raises ValueError: for runs without qrels (or the reverse), or a run of a system the
+        comparison does not hold.
     """
     if (runs is None) != (qrels is None):
         raise ValueError("the drill-down needs both runs and qrels: give both or neither")
-    for label, given in (("reports", reports), ("runs", runs)):
-        unknown = sorted(set(given or {}) - set(report.systems))
-        if unknown:
-            raise ValueError(
-                f"{label} names {unknown[0]!r}, which the comparison does not hold "
-                f"(systems: {', '.join(report.systems)})"
-            )
+    unknown = sorted(set(runs or {}) - set(report.systems))
+    if unknown:
+        raise ValueError(
+            f"runs names {unknown[0]!r}, which the comparison does not hold "
+            f"(systems: {', '.join(report.systems)})"
+        )
     metric = headline(report.metrics) or report.metrics[0]
     chart_specs: dict[str, Any] = {}
     query_ids: list[str] = []
     by_query: dict[str, dict[str, float]] = {}
-    if reports is not None and report.baseline in reports:
-        baseline = per_query_values(reports[report.baseline], metric)
+    if report.baseline is not None and report.baseline in report.per_query:
+        baseline = metric_values(report.per_query[report.baseline], metric)
         query_ids = sorted(baseline)
         for system in report.systems:
-            if system == report.baseline or system not in reports:
+            if system == report.baseline or system not in report.per_query:
                 continue
-            rows = differences(per_query_values(reports[system], metric), baseline)
+            rows = differences(metric_values(report.per_query[system], metric), baseline)
             by_query[system] = {row["query"]: row["difference"] for row in rows}
             chart_specs[f"difference:{system}"] = charts.difference_bars(
                 f"{system} − {report.baseline}: {metric} per query", rows
             )
+    columns = [f"{name} − {report.baseline}" for name in by_query]
+    if report.baseline is None:
+        chart_specs, columns, query_ids, by_query = _all_pairs(report, metric)
     drill: dict[str, dict[str, Any]] = {}
     if runs is not None and qrels is not None:
         query_ids = query_ids or sorted({q for run in runs.values() for q in run} & set(qrels))
@@ -122,7 +132,12 @@ def comparison_page(
     texts = query_texts(query_ids, queries)
     return {
         "kind": "comparison",
-        "title": title or f"Comparison against {report.baseline}",
+        "title": title
+        or (
+            "Comparison of every pair of systems"
+            if report.baseline is None
+            else f"Comparison against {report.baseline}"
+        ),
         "baseline": report.baseline,
         "systems": list(report.systems),
         "metrics": list(report.metrics),
@@ -134,11 +149,11 @@ def comparison_page(
         "confidence_level": report.confidence_level,
         "means": _means(report),
         "outcomes": [
-            [row.system, row.metric, row.wins, row.ties, row.losses, row.difference]
+            [row.system, row.baseline, row.metric, row.wins, row.ties, row.losses, row.difference]
             for row in report.comparisons
         ],
         "charts": chart_specs,
-        "columns": ["query", "text", *(f"{name} − {report.baseline}" for name in by_query)],
+        "columns": ["query", "text", *columns],
         "text_columns": 2,
         "rows": [
             [q, texts.get(q), *(values.get(q) for values in by_query.values())] for q in query_ids
@@ -146,3 +161,30 @@ def comparison_page(
         "drilldowns": drill,
         "snippets": snippets((page for pages in drill.values() for page in pages.values()), corpus),
     }
+
+
+def _all_pairs(
+    report: ComparisonReport, metric: str
+) -> tuple[dict[str, Any], list[str], list[str], dict[str, dict[str, float]]]:
+    """Every pair compared: a p-value heat map per metric, and each system's value per query."""
+    test = next((t for t in report.tests if t != "bootstrap"), None)
+    specs: dict[str, Any] = {}
+    if test is not None:
+        for name in report.metrics:
+            table = report.p_value_table(name, test)
+            cells = [
+                {"system": a, "other": b, "p": table[a][b]}
+                for a in report.systems
+                for b in report.systems
+                if a != b
+            ]
+            specs[f"pvalues:{name}"] = charts.p_value_heatmap(
+                f"{name}: adjusted p-values ({test})", cells, report.alpha
+            )
+    by_query = {
+        system: metric_values(report.per_query[system], metric)
+        for system in report.systems
+        if system in report.per_query
+    }
+    query_ids = sorted({q for values in by_query.values() for q in values})
+    return specs, [f"{system}: {metric}" for system in by_query], query_ids, by_query

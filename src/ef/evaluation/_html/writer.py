@@ -38,8 +38,8 @@ def write_html_report(report: Any, path: str | os.PathLike[str], /, **inputs: An
     """Write ``report`` as one self-contained HTML page at ``path`` (atomically).
 
     :param inputs: what the page may show beyond the report: ``run``, ``qrels``, ``corpus``,
-        ``queries`` for an evaluation; ``reports``, ``runs``, ``qrels``, ``corpus``,
-        ``queries`` for a comparison; ``samples`` for RAG; ``title`` for any.
+        ``queries`` for an evaluation; ``runs``, ``qrels``, ``corpus``, ``queries`` for a
+        comparison; ``samples`` for RAG; ``title`` for any.
     :returns: ``path``.
     :raises ImportError: naming the ``html`` extra when Jinja2 or vl-convert is missing.
     """

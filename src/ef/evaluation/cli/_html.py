@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare, evaluate_run
+from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
@@ -57,24 +57,8 @@ def comparison_html(
     qrels: Qrels | None = None,
     **options: Any,
 ) -> None:
-    """The comparison page of ``systems``: reports, or runs scored against ``qrels``."""
-    if qrels is not None and runs is None:
-        # The systems are runs: score each once more for the per-query differences. Each of
-        # the comparison's keys is a name that reports itself (whatever its notation), so the
-        # cutoffs given here add no key.
+    """The comparison page of ``systems``: reports, or runs scored against ``qrels`` (then
+    also the drill-down). The page is the one ``comparison.to_html`` writes from Python."""
+    if qrels is not None and runs is None and all(isinstance(s, Mapping) for s in systems.values()):
         runs = systems
-        systems = {
-            # Checked by the comparison already: its warnings are not given twice.
-            name: evaluate_run(
-                run,
-                qrels,
-                metrics=list(comparison.metrics),
-                k_values=(1,),
-                missing_queries="zero",
-            )
-            for name, run in runs.items()
-        }
-    reports = {name: value for name, value in systems.items() if not isinstance(value, Mapping)}
-    comparison.to_html(
-        path, reports=reports or None, runs=runs, qrels=None if runs is None else qrels, **options
-    )
+    comparison.to_html(path, runs=runs, qrels=None if runs is None else qrels, **options)

@@ -1,4 +1,5 @@
-"""``ef-eval compare``: compare systems with a baseline, with paired significance tests.
+"""``ef-eval compare``: compare systems with a baseline, or every pair of systems, with
+significance tests.
 
 Two ways in: ``ef-eval compare QRELS RUN [RUN ...]`` scores TREC run files against the qrels
 (as ``ef-eval run`` does), and ``ef-eval compare REPORT.json [REPORT.json ...]`` compares saved
@@ -60,8 +61,9 @@ __all__ = ["add_parser", "handle", "read_reports"]
 FORMATS = ("table", "json", "markdown", "latex", "csv")
 
 DESCRIPTION = """\
-Compare systems with a baseline on per-query values, paired by query id, with paired
-significance tests, a multiple-testing correction, effect sizes and wins/ties/losses. Either
+Compare systems with a baseline (--baseline), or every pair of systems (without it), on
+per-query values, paired by query id, with significance tests (tukey: Tukey's HSD), a
+multiple-testing correction, effect sizes and wins/ties/losses. Either
 score TREC run files against qrels (QRELS RUN [RUN ...]; a judged query missing from a run
 scores 0, with a warning, and a run holding no judged query is refused: see --missing-queries),
 or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
@@ -84,7 +86,7 @@ def add_parser(subparsers: Subparsers) -> None:
     """Register the ``compare`` subcommand."""
     parser = subparsers.add_parser(
         "compare",
-        help="compare runs or reports with a baseline, with significance tests",
+        help="compare runs or reports with a baseline or pair by pair, with significance tests",
         description=DESCRIPTION,
     )
     parser.add_argument(
@@ -93,7 +95,11 @@ def add_parser(subparsers: Subparsers) -> None:
         nargs="+",
         help="QRELS then TREC run files, or report JSON files",
     )
-    parser.add_argument("--baseline", required=True, metavar="NAME", help="the baseline system")
+    parser.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="the baseline system (default: none, every pair of systems is compared)",
+    )
     add_judging_options(parser)
     add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
     add_run_format_option(parser)
@@ -116,8 +122,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--correction",
         choices=[*CORRECTIONS, "none"],
         default="holm",
-        help="multiple-testing correction over the systems compared with the baseline "
-        "(default: holm)",
+        help="multiple-testing correction over the systems compared with the baseline, or "
+        "over every pair and metric without one (default: holm)",
     )
     parser.add_argument(
         "--alpha", type=_probability, default=0.05, help="significance level (default: 0.05)"
@@ -143,6 +149,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="coverage of the bootstrap interval (default: 0.95)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tests (default: 0)")
+    parser.add_argument(
+        "--risk-alpha",
+        type=float,
+        metavar="ALPHA",
+        help="also compute URisk, TRisk and GeoRisk with this risk weight (e.g. 1, 5)",
+    )
     parser.add_argument(
         "--reader",
         metavar="NAME",
@@ -286,22 +298,31 @@ def _baseline(given: str, systems: Mapping[str, object], names_by_path: Mapping[
 
 def _csv(report: ComparisonReport) -> str:
     p_tests = [test for test in report.tests if test != "bootstrap"]
-    columns = ["system", "metric", "mean", "baseline_mean", "difference"]
+    pairs = report.baseline is None
+    columns = ["system", *(["baseline"] if pairs else []), "metric", "mean", "baseline_mean"]
+    columns.append("difference")
     if "bootstrap" in report.tests:
         columns += ["ci_low", "ci_high"]
     columns += ["effect_size", "wins", "ties", "losses"]
     for test in p_tests:
         columns += [f"p_{test}", f"p_{test}_adjusted"]
+    if report.risk_alpha is not None:
+        columns += ["urisk", "trisk", "risk", "georisk"]
     columns.append("significant")
     rows = []
     for row in report.comparisons:
-        cells: list[Any] = [row.system, row.metric, row.mean, row.baseline_mean, row.difference]
+        cells: list[Any] = [row.system, *([row.baseline] if pairs else []), row.metric]
+        cells += [row.mean, row.baseline_mean, row.difference]
         if "bootstrap" in report.tests:
             cells += list(row.confidence_interval or (None, None))
         cells += [row.effect_size, row.wins, row.ties, row.losses]
         for test in p_tests:
             cells += [row.p_values[test], row.adjusted_p_values[test]]
-        cells.append("yes" if report.significant(row.system, row.metric) else "no")
+        if report.risk_alpha is not None:
+            cells += [row.urisk, row.trisk, row.risk_reading]
+            cells.append(report.georisk[row.system].get(row.metric))
+        significant = report.significant(row.system, row.metric, against=row.baseline)
+        cells.append("yes" if significant else "no")
         rows.append(["" if cell is None else cell for cell in cells])
     # Full precision, as in JSON: a p-value of 1e-12 must not print as 0.0000.
     buffer = io.StringIO()
@@ -329,7 +350,7 @@ def handle(args: argparse.Namespace) -> int:
     check_names(args.tests, SIGNIFICANCE_TESTS, "test")
     check_outputs(command_outputs(args), args.inputs)
     systems, qrels, names_by_path = _systems(args)
-    baseline = _baseline(args.baseline, systems, names_by_path)
+    baseline = None if args.baseline is None else _baseline(args.baseline, systems, names_by_path)
     report = compare(
         systems,
         qrels,
@@ -344,6 +365,7 @@ def handle(args: argparse.Namespace) -> int:
         confidence_level=args.confidence,
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
+        risk_alpha=args.risk_alpha,
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:
@@ -351,6 +373,9 @@ def handle(args: argparse.Namespace) -> int:
     if args.format == "table":
         to_terminal = args.output in (None, "-") and sys.stdout.isatty()
         tables = [report.to_table(plain=not to_terminal), report.to_details_table()]
+        if report.baseline is None and any(t != "bootstrap" for t in report.tests):
+            test = next(t for t in report.tests if t != "bootstrap")
+            tables += [report.to_p_value_table(metric, test) for metric in report.metrics]
         if to_terminal:
             from rich.console import Console
 
