@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from ef.evaluation._scoring.measures.cut import success
+from ef.evaluation._scoring.measures.cut import first_hit_at, success
 from ef.evaluation._scoring.measures.family_scorer import TREC_FAMILIES
 from ef.evaluation._scoring.measures.incomplete import judged_at
 from ef.evaluation._scoring.measures.summary import facts_for, facts_from_ranking
@@ -43,11 +43,7 @@ def hit_rate(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> fl
 
 def hit_rate_all(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
     """:func:`hit_rate` at every cutoff, from the rank of the first relevant document."""
-    positions = summary.positions
-    if not positions:
-        return [0.0] * len(ks)
-    first = positions[0]
-    return [1.0 if first < k else 0.0 for k in ks]
+    return first_hit_at(summary.positions, ks)
 
 
 def judged(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:

@@ -22,7 +22,7 @@ from ef.evaluation._scoring.cutoffs import (
 from ef.evaluation._scoring.measures.family import Family, cutoff_keys
 from ef.evaluation._scoring.measures.summary import QueryFacts
 
-__all__ = ["CUTOFFS", "FAMILIES", "SUCCESS_CUTOFFS"]
+__all__ = ["CUTOFFS", "FAMILIES", "SUCCESS_CUTOFFS", "first_hit_at"]
 
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 """trec_eval's default cutoffs for P, recall, relative_P, map_cut and ndcg_cut."""
@@ -78,7 +78,16 @@ def relative_precision(facts: QueryFacts, ks: Sequence[int] = CUTOFFS) -> list[f
 
 def success(facts: QueryFacts, ks: Sequence[int] = SUCCESS_CUTOFFS) -> list[float]:
     """1 if a relevant document is in the top k, else 0 (``m_success.c``)."""
-    positions = facts.positions
+    return first_hit_at(facts.positions, ks)
+
+
+def first_hit_at(positions: Sequence[int], ks: Sequence[int]) -> list[float]:
+    """1.0 at each cutoff in ``ks`` that the first relevant position (0-based, ascending
+    ``positions``) falls within, else 0.0: ``success`` and ``hit_rate`` alike.
+
+    >>> first_hit_at([2, 5], [1, 3, 10])
+    [0.0, 1.0, 1.0]
+    """
     if not positions:
         return [0.0] * len(ks)
     first = positions[0]
