@@ -273,6 +273,31 @@ def test_no_module_is_over_400_lines():
     assert long == {}
 
 
+def shared_module_names(modules: dict[str, pathlib.Path]) -> dict[str, list[str]]:
+    """Module file names used twice inside one top-level subpackage of ``ef.evaluation``."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        parts = name.split(".")
+        if len(parts) < 4 or parts[:2] != ["ef", "evaluation"] or path.name == "__init__.py":
+            continue
+        seen.setdefault((parts[2], parts[-1]), []).append(name)
+    return {f"{unit}/{leaf}.py": names for (unit, leaf), names in seen.items() if len(names) > 1}
+
+
+def test_no_two_modules_share_a_name_in_one_subpackage():
+    assert shared_module_names(MODULES) == {}
+
+
+def test_a_shared_module_name_is_seen(tmp_path):
+    for relative in ("_scoring/plan.py", "_scoring/measures/plan.py", "_io/plan.py"):
+        path = tmp_path / "ef" / "evaluation" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    assert shared_module_names(module_files(tmp_path)) == {
+        "_scoring/plan.py": ["ef.evaluation._scoring.measures.plan", "ef.evaluation._scoring.plan"]
+    }
+
+
 # --- the plugin host -----------------------------------------------------------------------
 # The process's plugin host, ``HOST``, lives in ``_plugins.active`` (the ``_plugins`` package
 # re-exports it, with the public functions that ask it). Only the public entry points ask it, once
