@@ -41,6 +41,9 @@ _TSV_COLUMNS = "3 tab-separated columns 'query-id corpus-id score'"
 # Lines longer than this many characters may be longer than MAX_TREC_LINE bytes.
 _QUICK_LENGTH = MAX_TREC_LINE // 4
 
+# The most distinct grade texts whose float is shared by all their judgements.
+_SHARED_GRADES = 256
+
 
 class Layout(NamedTuple):
     """The shape of a TREC line, for error messages."""
@@ -94,6 +97,7 @@ def _first_nonblank_line(path: PathArg) -> tuple[int, str] | None:
 def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
     """Read TREC qrels lines; the iteration column is ignored, as trec_eval does."""
     table: dict[str, dict[str, float]] = {}
+    grades: dict[str, float] = {}  # one float per grade written alike: a million "1" are one
     number = blank = 0
     to_float = float
     with open_text(path) as text:
@@ -102,15 +106,22 @@ def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
                 check_length(path, number, line, MAX_TREC_LINE)
             try:
                 qid, _, doc, grade = line.split()
-                value = to_float(grade)
             except ValueError:
                 if line.isspace():
                     blank += 1
                     continue
                 raise line_error(path, number, line, QRELS) from None
-            # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
-            if value - value or "_" in grade or not grade.isascii():
-                raise line_error(path, number, line, QRELS)
+            value = grades.get(grade)
+            if value is None:
+                try:
+                    value = to_float(grade)
+                except ValueError:
+                    raise line_error(path, number, line, QRELS) from None
+                # float() also reads inf, nan, underscores and non-ASCII digits: none is a number.
+                if value - value or "_" in grade or not grade.isascii():
+                    raise line_error(path, number, line, QRELS)
+                if len(grades) < _SHARED_GRADES:
+                    grades[grade] = value
             judgements = table.get(qid)
             if judgements is None:
                 judgements = table[qid] = {}

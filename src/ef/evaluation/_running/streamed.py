@@ -10,7 +10,8 @@ and the means are summed in qrels order whatever the order of the file.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from math import copysign
+from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._io import stream
 from ef.evaluation._io.files import PathArg, rereadable
@@ -74,17 +75,52 @@ def evaluate_run_file(
 def _score(
     plan: QueryPlan, options: RunOptions, queries: Iterable[stream.QueryScores]
 ) -> tuple[ScoreSheet, dict[str, None]]:
-    """The score sheet of every planned query, and the run's query ids in file order."""
+    """The score sheet of every planned query, and the run's query ids in file order.
+
+    A planned query is kept under the qrels' own id string (the file's copy is dropped), and
+    queries whose values are the same share one read-only dict of them (:class:`_Rows`).
+    """
     sheet = ScoreSheet(plan, parameters=options.recorded())
-    planned = set(plan.planned)
-    add_scores = sheet.add_scores
+    planned = {query_id: query_id for query_id in plan.planned}
+    add_scores, per_query, rows = sheet.add_scores, sheet.per_query, _Rows()
     seen: dict[str, None] = {}
     for query_id, scores in queries:
-        seen[query_id] = None
-        if query_id in planned:
-            add_scores(query_id, scores)
+        judged = planned.get(query_id)
+        if judged is None:
+            seen[query_id] = None
+        else:
+            seen[judged] = None
+            per_query[judged] = rows.shared(add_scores(judged, scores))
     empty: list[str] = []
     for query_id in plan.planned:
-        if query_id not in sheet.per_query:
-            sheet.add_ranking(query_id, empty, unique=True)
+        if query_id not in per_query:
+            per_query[query_id] = rows.shared(sheet.add_ranking(query_id, empty, unique=True))
     return sheet, seen
+
+
+class _Rows:
+    """One read-only dict per distinct row of values: most queries of a large run share theirs
+    with others (each relevant doc's rank decides them), and a query's own dict of 20 values
+    takes ~460 bytes. Rows are told apart by their keys, and their values by type and sign
+    (``0.0`` and ``-0.0`` are equal, but not written alike), so a row is never replaced by one
+    written differently."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[Any, ...], dict[str, float]] = {}
+
+    def shared(self, values: dict[str, float]) -> dict[str, float]:
+        """``values``, or the first dict kept that is the same row."""
+        numbers = tuple(values.values())
+        for number in numbers:
+            if type(number) is not float or (number == 0.0 and copysign(1.0, number) < 0.0):
+                return values
+        key = (tuple(values), numbers)
+        kept = self._rows.setdefault(key, values)
+        if len(self._rows) > _SHARED_ROWS:
+            self._rows.clear()
+        return kept
+
+
+_SHARED_ROWS = 1 << 12  # the most distinct rows kept for sharing at once
