@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ef.evaluation._io import stream
 from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.depth import cut_scores
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._scoring.aggregate import ScoreSheet
@@ -82,7 +83,7 @@ def _score(
     for query_id, scores in queries:
         seen[query_id] = None
         if query_id in planned:
-            add_scores(query_id, scores)
+            add_scores(query_id, cut_scores(scores, options.depth))
     empty: list[str] = []
     for query_id in plan.planned:
         if query_id not in sheet.per_query:
