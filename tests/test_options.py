@@ -44,7 +44,11 @@ def test_evaluate_run_takes_exactly_the_scoring_options():
     # Besides them, only how to read a run given as a file path, and what a judged query the
     # run lacks does (a retriever is asked every judged query: no such option there).
     assert keywords(evaluate_run) == {**RunOptions.keywords(), "run_format": None}
-    assert RunOptions.keywords() == {**ScoringOptions.keywords(), "missing_queries": "warn"}
+    assert RunOptions.keywords() == {
+        **ScoringOptions.keywords(),
+        "missing_queries": "warn",
+        "depth": None,
+    }
     assert "missing_queries" not in EvaluationOptions.keywords()
 
 
@@ -97,7 +101,9 @@ def test_the_manifest_records_the_resolved_runner_options():
 
 def test_evaluate_run_records_only_what_scoring_decides():
     report = evaluate_run({"q1": ["d1"], "q2": ["d2"]}, QRELS, k_values=(1,))
-    assert set(report.manifest["parameters"]) == {"k_values", "metrics", "ignore_identical_ids"}
+    recorded = {"k_values", "metrics", "ignore_identical_ids", "depth"}  # depth: the run's cap
+    assert set(report.manifest["parameters"]) == recorded
+    assert report.manifest["parameters"]["depth"] is None
 
 
 def test_the_journal_fingerprint_is_unchanged_by_the_options_object(tmp_path):

@@ -335,6 +335,7 @@ def evaluate_run(
     judged_only: bool = False,
     run_format: str | None = None,
     missing_queries: MissingQueries = "warn",
+    depth: int | None = None,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -375,6 +376,8 @@ def evaluate_run(
         scores it 0 with one :class:`MissingQueriesWarning` for the run; ``"zero"`` scores it 0
         silently, even when the run holds no judged query at all (trec_eval's ``-c``);
         ``"error"`` refuses a run that lacks any.
+    :param depth: score only each query's first ``depth`` results (trec_eval ``-M``), cut in
+        trec_eval's order before any metric sees them; ``None`` scores every result.
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a run or qrels of another type (a Series, an array, a list of

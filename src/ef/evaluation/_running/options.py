@@ -200,9 +200,11 @@ class RunOptions(ScoringOptions):
 
     :param missing_queries: what a judged query the run lacks does: ``"warn"`` scores it 0 with
         one warning for the run, ``"zero"`` silently, ``"error"`` refuses the run (see
-        :mod:`~ef.evaluation._scoring.run_queries`). The manifest records it under ``run``; a
-        retriever is asked every judged query, so ``evaluate_retrieval`` has no such option.
+        :mod:`~ef.evaluation._scoring.run_queries`); a retriever is asked every judged query.
+    :param depth: score only each query's first ``depth`` results (trec_eval ``-M``).
     """
+
+    depth: int | None = attrs.field(default=None, validator=_optional_count)
 
     missing_queries: MissingQueries = attrs.field(
         default="warn",

@@ -19,6 +19,7 @@ from ef.evaluation._io.frames import as_qrels, as_run
 from ef.evaluation._io.runs import read_run
 from ef.evaluation._io.runs import run_format as format_of
 from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.depth import cut_entry
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._running.streamed import evaluate_run_file
@@ -62,8 +63,9 @@ def score_run(
     sheet = ScoreSheet(plan, parameters=options.recorded())
     add, add_scores = sheet.add_ranking, sheet.add_scores
     empty: list[str] = []
+    depth = options.depth
     for query_id in plan.planned:
-        entry = run.get(query_id)
+        entry = run.get(query_id) if depth is None else cut_entry(run.get(query_id), depth)
         if entry is None:
             add(query_id, empty, unique=True)
         elif isinstance(entry, list):  # before the slower abstract Mapping check

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ef.evaluation._io import stream
 from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._running.depth import cut_scores
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._scoring.query_plan import QueryPlan
@@ -90,7 +91,7 @@ def _score(
             seen[query_id] = None
         else:
             seen[judged] = None
-            per_query[judged] = rows.shared(add_scores(judged, scores))
+            per_query[judged] = rows.shared(add_scores(judged, cut_scores(scores, options.depth)))
     empty: list[str] = []
     for query_id in plan.planned:
         if query_id not in per_query:

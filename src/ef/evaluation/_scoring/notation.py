@@ -51,6 +51,7 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "Accuracy": ("Success", ()),
     "f1": ("F1", ()),
     "hits": ("Hits", ()),
+    "RPrec": ("Rprec", ()),
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 
@@ -164,6 +165,8 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
         implied: tuple[tuple[str, str], ...] = ()
     else:
         canon_name, implied = _NAMES.get(notation.name, (None, ()))
+        if canon_name == "NumRet" and any(key == "rel" for key, _ in notation.params):
+            canon_name = "NumRelRet"  # ir_measures prints NumRelRet as NumRet(rel=1)
     if canon_name is None:
         if notation.name in _NOT_COMPUTED:
             raise ValueError(f"metric {written!r}: {_NOT_COMPUTED[notation.name]}")

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "RUN_FORMATS",
+    "add_depth_option",
     "add_html_option",
     "add_judging_options",
     "add_missing_queries_option",
@@ -172,6 +173,17 @@ def add_judging_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_depth_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--depth N``: score each query's first N results only (trec_eval's ``-M``)."""
+    parser.add_argument(
+        "--depth",
+        type=positive_int,
+        metavar="N",
+        help="score only each query's first N results, in trec_eval's order, as trec_eval -M "
+        "(default: every result)",
+    )
+
+
 def add_missing_queries_option(parser: argparse.ArgumentParser, lacking: str) -> None:
     """Add ``--missing-queries``: what a judged query a run lacks does (``missing_queries=``).
 
@@ -215,6 +227,7 @@ _KEYWORDS = {
     "relevance_level": "relevance_level",
     "judged_only": "judged_only",
     "missing_queries": "missing_queries",
+    "depth": "depth",
 }
 
 

@@ -30,6 +30,7 @@ from ef.evaluation import (
     registry,
 )
 from ef.evaluation.cli._arguments import (
+    add_depth_option,
     add_html_option,
     add_missing_queries_option,
     add_run_format_option,
@@ -88,6 +89,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     add_metric_options(parser, evaluate_run, cutoffs=True)
     add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
+    add_depth_option(parser)
     add_output_options(parser)
     add_html_option(parser, "several runs: compared with the first")
     parser.set_defaults(handler=handle)
