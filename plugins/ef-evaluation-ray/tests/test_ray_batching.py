@@ -114,7 +114,10 @@ async def test_by_default_a_call_carries_up_to_32_searches() -> None:
     finally:
         retriever.shutdown()
     assert retriever.max_batch == 32
-    assert retriever._batches.calls == 3  # 32 and 32 sent at once (2 in flight), then 6
+    # 32 and 32 sent at once (2 in flight), then 6, on a quiet machine; on a busy one the
+    # searches reach the batcher spread out and go in more, smaller calls: never over 32 each
+    # (so at least 3 calls), and batched (at least 2 searches a call on average).
+    assert 3 <= retriever._batches.calls <= len(queries) // 2
     answers = {query: expected(query, 5) for query in set(queries)}
     for query, hits in zip(queries, found, strict=True):
         assert [(hit.doc_id, hit.score) for hit in hits] == answers[query]
