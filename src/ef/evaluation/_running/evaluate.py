@@ -77,6 +77,7 @@ def evaluate_retrieval(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    batch_size: int | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -169,6 +170,11 @@ def evaluate_retrieval(
         as trec_eval does; a query with nothing relevant at the level is skipped.
     :param judged_only: rank only judged documents (trec_eval ``-J``): a retrieved document
         without a grade ``>= 0`` is dropped before ranks are counted.
+    :param batch_size: queries per call for a retriever with a batch form
+        (``search_batch(queries, *, limit)``, as the built-in indexes have: see
+        :doc:`/remote`); ``None`` takes the retriever's own ``batch_size`` attribute, else 32;
+        ``1`` asks one query per call. Timeouts, retries, failures, the journal and progress
+        stay per query: a batch that fails is split until a failing query fails alone.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -239,6 +245,7 @@ async def evaluate_retrieval_async(
     retriever_id: str | None = None,
     relevance_level: int | None = None,
     judged_only: bool = False,
+    batch_size: int | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
