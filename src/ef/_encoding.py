@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_BATCH_SIZE",
     "DEVICES",
     "choose_device",
@@ -213,6 +215,8 @@ def load_model(name: str, *, device: str | None = None) -> Any:
     :raises OSError: when the model cannot be loaded; the message says how to get it.
     :raises ValueError: for a device that is unknown or not available.
     """
+    if _backend() == "numpy":
+        return _load_numpy(name, device)
     sentence_transformers = require("sentence_transformers", "dense", "dense indexing")
     chosen = choose_device(device)
     location = resolve_model(name)
@@ -229,6 +233,43 @@ def load_model(name: str, *, device: str | None = None) -> Any:
             "once while online (the Hugging Face cache keeps it), or pass "
             "'st:<directory of a local copy>'"
         ) from error
+
+
+BACKENDS = ("sentence-transformers", "numpy")
+"""The encoders: sentence-transformers (torch), or ef's numpy BERT (no torch, CPU only)."""
+
+
+def _backend() -> str:
+    """``EF_DENSE_BACKEND``, else sentence-transformers when installed, else numpy."""
+    chosen = os.environ.get("EF_DENSE_BACKEND", "").strip().lower()
+    if chosen and chosen not in BACKENDS:
+        raise ValueError(f"EF_DENSE_BACKEND must be one of {', '.join(BACKENDS)}; got {chosen!r}")
+    if chosen:
+        return chosen
+    installed = importlib.util.find_spec("sentence_transformers") is not None
+    return "sentence-transformers" if installed else "numpy"
+
+
+def _load_numpy(name: str, device: str | None) -> Any:
+    """The numpy encoder of the model ``name``: a folder, the packaged all-MiniLM-L6-v2, or a
+    model in the Hugging Face cache (downloaded once when the hub answers)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"the numpy backend runs on the CPU only; got device={device!r}")
+    from ef._bert_numpy import NumpyBertEncoder
+
+    location = resolve_model(name)
+    if not os.path.isdir(location):
+        hub = require("huggingface_hub", "dense-lite", "finding a model by name")
+        unavailable = _hub_unavailable()
+        try:
+            location = hub.snapshot_download(name, local_files_only=unavailable is not None)
+        except Exception as error:
+            why = f"{unavailable}, so only the local cache was searched: " if unavailable else ""
+            raise OSError(
+                f"cannot load the model {name!r} ({why}{type(error).__name__}: {error}); "
+                "download it once while online, or pass 'st:<directory of a local copy>'"
+            ) from error
+    return NumpyBertEncoder(location)
 
 
 def encode_texts(
