@@ -246,8 +246,17 @@ def _backend() -> str:
         raise ValueError(f"EF_DENSE_BACKEND must be one of {', '.join(BACKENDS)}; got {chosen!r}")
     if chosen:
         return chosen
-    installed = importlib.util.find_spec("sentence_transformers") is not None
-    return "sentence-transformers" if installed else "numpy"
+    lite = ("tokenizers", "safetensors")
+    if _importable("sentence_transformers") or not all(map(_importable, lite)):
+        return "sentence-transformers"  # or its ImportError, naming the dense extra
+    return "numpy"
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _load_numpy(name: str, device: str | None) -> Any:
