@@ -55,6 +55,7 @@ BELOW = (
     "ef._segment_index",
     "ef._bm25_index",
     "ef._dense_index",
+    "ef._bert_numpy",
     "ef._progress",
     "ef._index_progress",
 )

@@ -135,6 +135,7 @@ def test_a_missing_engine_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(ImportError, match=re.escape("pip install 'ef-evaluation[bm25]'")):
         ingest({"d": "x"}, embedder="bm25")
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # no torch-free backend either
     with pytest.raises(ImportError, match=re.escape("pip install 'ef-evaluation[dense]'")):
         ingest({"d": "x"}, embedder="st:all-MiniLM-L6-v2")
 

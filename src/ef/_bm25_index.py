@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,12 +195,18 @@ class Bm25Index(SegmentIndex):
         return index
 
     def _scores(self, query: str) -> Any:
-        # Words unseen while indexing map to the empty token (id 0), which scores nothing.
-        ids = self._tokenizer.tokenize(
-            [query], update_vocab=False, show_progress=False, return_as="ids"
-        )[0]
-        ids = [token for token in ids if token != 0]
-        return self._bm25.get_scores(ids) if ids else None
+        return next(self._scores_batch([query]))
+
+    def _scores_batch(self, queries: list[str]) -> Iterator[Any]:
+        # One tokenizer call for the batch; each query is then scored by bm25s on its own, so
+        # its scores are those of a search for it alone.
+        batch = self._tokenizer.tokenize(
+            queries, update_vocab=False, show_progress=False, return_as="ids"
+        )
+        for ids in batch:
+            # Words unseen while indexing map to the empty token (id 0), which scores nothing.
+            ids = [token for token in ids if token != 0]
+            yield self._bm25.get_scores(ids) if ids else None
 
     def _engine_manifest(self) -> dict[str, Any]:
         return {"bm25": dict(BM25_PROTOCOL)}

@@ -3,7 +3,7 @@ similarity against every segment's embedding, kept as one float32 matrix."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ DTYPES = ("float32", "float16")
 """How embeddings may be stored: float32 (the default) or float16 (half the memory; the scores
 change in the third or fourth decimal, so rankings can too)."""
 _VECTORS = "vectors.npy"
+_SCORES_PER_BLOCK = 1 << 24
+"""The most scores (64 MiB of float32) one matrix product of a query batch computes at once."""
 
 
 class DenseIndex(SegmentIndex):
@@ -124,14 +126,28 @@ class DenseIndex(SegmentIndex):
         return self._model
 
     def _scores(self, query: str) -> Any:
-        vector = encode_texts(self.model, [query], batch_size=1)[0]
-        if vector.shape[0] != self._vectors.shape[1]:
+        return next(self._scores_batch([query]))
+
+    def _scores_batch(self, queries: list[str]) -> Iterator[Any]:
+        # Queries are encoded ``batch_size`` at a time and scored a block of rows at a time,
+        # each block one matrix product, so memory holds at most _SCORES_PER_BLOCK scores.
+        numpy = require("numpy", "dense", "dense indexing")
+        encoded = encode_texts(self.model, queries, batch_size=self.batch_size)
+        if encoded.shape[1] != self._vectors.shape[1]:
             raise ValueError(
-                f"the model gives {vector.shape[0]}-dimensional embeddings; the index holds "
+                f"the model gives {encoded.shape[1]}-dimensional embeddings; the index holds "
                 f"{self._vectors.shape[1]}-dimensional ones: load it with the model it was built "
                 "with"
             )
-        return self._vectors @ vector  # float32, also against float16 storage
+        rows = max(2, _SCORES_PER_BLOCK // max(1, len(self._vectors)))
+        for first in range(0, len(queries), rows):
+            block = encoded[first : first + rows]
+            if len(block) == 1:
+                # A single row would take the matrix-vector path, whose sums round otherwise:
+                # doubled, it takes the matrix product's, so one query scores as in a batch.
+                yield (numpy.vstack([block, block]) @ self._vectors.T)[0]
+                continue
+            yield from block @ self._vectors.T  # float32, also against float16 storage
 
     def _engine_manifest(self) -> dict[str, Any]:
         name = self._model_name

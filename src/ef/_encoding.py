@@ -3,8 +3,8 @@ encoding a corpus in batches with progress, and fingerprinting a model for a sav
 
 sentence-transformers is an optional extra (``pip install 'ef-evaluation[dense]'``), imported
 on first use. The corpus is encoded in one order, longest text first, as sentence-transformers
-orders one ``encode`` call, but in chunks of whole batches so that progress can be reported
-between them; the batches are the same as in a single call, so the speed is too.
+orders one ``encode`` call, but one batch per call so that progress can be reported after each
+batch; the batches are the same as in a single call, so the speed is too.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_BATCH_SIZE",
     "DEVICES",
     "choose_device",
@@ -35,8 +37,9 @@ DEFAULT_BATCH_SIZE = 64
 DEVICES = ("cpu", "cuda", "mps")
 """The devices :func:`choose_device` knows, in no order of preference."""
 
-_BATCHES_PER_CHUNK = 4
-"""Batches encoded between two progress reports."""
+_BATCHES_PER_CHUNK = 1
+"""Batches encoded between two progress reports: one, so that a slow model on a slow machine
+still reports within seconds (a batch of 64 long documents takes about 30 s on two cores)."""
 _OFFLINE_MINILM = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 _SMALL_FILE = 1 << 20
 """Model files up to this size (configuration, tokenizer) are hashed whole in a fingerprint."""
@@ -212,6 +215,8 @@ def load_model(name: str, *, device: str | None = None) -> Any:
     :raises OSError: when the model cannot be loaded; the message says how to get it.
     :raises ValueError: for a device that is unknown or not available.
     """
+    if _backend() == "numpy":
+        return _load_numpy(name, device)
     sentence_transformers = require("sentence_transformers", "dense", "dense indexing")
     chosen = choose_device(device)
     location = resolve_model(name)
@@ -230,6 +235,52 @@ def load_model(name: str, *, device: str | None = None) -> Any:
         ) from error
 
 
+BACKENDS = ("sentence-transformers", "numpy")
+"""The encoders: sentence-transformers (torch), or ef's numpy BERT (no torch, CPU only)."""
+
+
+def _backend() -> str:
+    """``EF_DENSE_BACKEND``, else sentence-transformers when installed, else numpy."""
+    chosen = os.environ.get("EF_DENSE_BACKEND", "").strip().lower()
+    if chosen and chosen not in BACKENDS:
+        raise ValueError(f"EF_DENSE_BACKEND must be one of {', '.join(BACKENDS)}; got {chosen!r}")
+    if chosen:
+        return chosen
+    lite = ("tokenizers", "safetensors")
+    if _importable("sentence_transformers") or not all(map(_importable, lite)):
+        return "sentence-transformers"  # or its ImportError, naming the dense extra
+    return "numpy"
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _load_numpy(name: str, device: str | None) -> Any:
+    """The numpy encoder of the model ``name``: a folder, the packaged all-MiniLM-L6-v2, or a
+    model in the Hugging Face cache (downloaded once when the hub answers)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"the numpy backend runs on the CPU only; got device={device!r}")
+    from ef._bert_numpy import NumpyBertEncoder
+
+    location = resolve_model(name)
+    if not os.path.isdir(location):
+        hub = require("huggingface_hub", "dense-lite", "finding a model by name")
+        unavailable = _hub_unavailable()
+        try:
+            location = hub.snapshot_download(name, local_files_only=unavailable is not None)
+        except Exception as error:
+            why = f"{unavailable}, so only the local cache was searched: " if unavailable else ""
+            raise OSError(
+                f"cannot load the model {name!r} ({why}{type(error).__name__}: {error}); "
+                "download it once while online, or pass 'st:<directory of a local copy>'"
+            ) from error
+    return NumpyBertEncoder(location)
+
+
 def encode_texts(
     model: Any,
     texts: Sequence[str],
@@ -244,7 +295,7 @@ def encode_texts(
     :param model: a loaded ``SentenceTransformer``.
     :param texts: what to encode.
     :param batch_size: texts per forward pass.
-    :param advance: called with the number of texts encoded so far, after each chunk.
+    :param advance: called with the number of texts encoded so far, after each batch.
     :raises ValueError: for a ``batch_size`` that is not an integer >= 1.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

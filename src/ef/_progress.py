@@ -4,7 +4,9 @@ Long work — encoding a corpus, evaluating thousands of queries — must say wh
 CI log or a file as well as on a terminal. On a terminal a rich bar is drawn on standard error;
 anywhere else one line goes to standard error every ``EF_PROGRESS_INTERVAL`` seconds (10 by
 default) — done/total, rate and time left — and a closing line when the work took long enough
-to have printed one. Work that ends within the interval prints nothing.
+to have printed one. Work that ends within the interval prints nothing. A line is due every
+interval of wall time even while no unit finishes (a model loading, one long batch): a
+heartbeat thread writes the last known state when the work itself has not.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
@@ -62,6 +65,8 @@ class ProgressDisplay:
     :param terminal: draw a bar (``True``) or plain lines (``False``); by default a bar when
         ``stream`` is a terminal.
     :param clock: a monotonic clock, in seconds.
+    :param heartbeat: write plain lines every ``interval`` from a background thread too, while
+        nothing is reported (the default; off for a test driving :meth:`tick` itself).
     :raises ValueError: when ``EF_PROGRESS_INTERVAL`` is not a number of seconds >= 0.
 
     >>> import io
@@ -85,6 +90,7 @@ class ProgressDisplay:
         interval: float | None = None,
         terminal: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        heartbeat: bool = True,
     ) -> None:
         self.label = label
         self.unit = unit
@@ -100,6 +106,26 @@ class ProgressDisplay:
             isatty = getattr(self._stream, "isatty", None)
             terminal = bool(isatty and isatty())
         self._bar: Any = self._start_bar() if terminal else None
+        self._lock = threading.Lock()
+        self._note = ""
+        self._stopped = threading.Event()
+        self._heart: threading.Thread | None = None
+        if heartbeat and self._bar is None and self._interval > 0:
+            self._heart = threading.Thread(target=self._beat, name="ef-progress", daemon=True)
+            self._heart.start()
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                self.tick()
+            except Exception:  # a closed stream: progress is not worth failing the work
+                return
+
+    def tick(self) -> None:
+        """Write the last known state if no line was written for an interval (plain lines)."""
+        with self._lock:
+            if self._bar is None and not self._stopped.is_set():
+                self._line_if_due(self._clock())
 
     def _start_bar(self) -> Any:
         from rich.console import Console
@@ -142,8 +168,16 @@ class ProgressDisplay:
                 note=note,
             )
             return
+        with self._lock:
+            self._note = note
+            self._line_if_due(now)
+
+    def _line_if_due(self, now: float) -> None:
         if now - self._last_line < self._interval:
             return
+        done, total = self._done, self._total
+        elapsed = now - self._started
+        rate = done / elapsed if elapsed > 0 else 0.0
         self._last_line = now
         self._lines += 1
         counted = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
@@ -151,7 +185,7 @@ class ProgressDisplay:
         left = ""
         if total is not None and rate > 0:
             left = f", {format_seconds((total - done) / rate)} left"
-        extra = f", {note}" if note else ""
+        extra = f", {self._note}" if self._note else ""
         self._write(f"{counted} {self.unit}{share}, {rate:.1f} {self.unit}/s{left}{extra}")
 
     def _write(self, text: str) -> None:
@@ -159,6 +193,10 @@ class ProgressDisplay:
 
     def close(self) -> None:
         """Stop the bar, or write the closing line when a plain line was written before."""
+        self._stopped.set()
+        if self._heart is not None:
+            self._heart.join()
+            self._heart = None
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, Protocol, cast
 import attrs
 
 from ef.evaluation._exceptions import UnusableResults
+from ef.evaluation._running.batches import BatchForm, find_batch_form
 from ef.evaluation._scoring.order import rank_by_score
 
 __all__ = [
@@ -68,11 +69,13 @@ class PreparedRetriever:
     :ivar call: ``call(query_text)`` → results (an awaitable when ``is_async``).
     :ivar is_async: whether ``call`` returns an awaitable.
     :ivar adapter: what the plugin adapted the retriever to, before ``limit`` was bound.
+    :ivar batch: its batch form (``search_batch``), ``limit`` bound, or ``None``.
     """
 
     call: Callable[[str], Any]
     is_async: bool
     adapter: Callable[..., Any] | None = None
+    batch: BatchForm | None = None
 
 
 def qualified_name(obj: object) -> str:
@@ -101,7 +104,8 @@ def prepare_retriever(
         )
     # Without limit= the results are cut to ``limit`` when they are mapped to doc ids.
     call: Callable[[str], Any] = functools.partial(fn, limit=limit) if _accepts_limit(fn) else fn
-    return PreparedRetriever(call, _is_async(fn), fn)
+    is_async = _is_async(fn)
+    return PreparedRetriever(call, is_async, fn, find_batch_form(fn, limit, is_async=is_async))
 
 
 class DocIds(NamedTuple):

@@ -198,7 +198,13 @@ class RetrieverRun:
         from ef.evaluation._running.runner import run_queries_inline
 
         try:
-            run_queries_inline(self.prepared.call, self.planned(), self.options, self.accept)
+            run_queries_inline(
+                self.prepared.call,
+                self.planned(),
+                self.options,
+                self.accept,
+                batch=self.prepared.batch,
+            )
         finally:
             self.close()
 
@@ -212,6 +218,7 @@ class RetrieverRun:
                 self.options,
                 self.accept,
                 is_async=self.prepared.is_async,
+                batch=self.prepared.batch,
             )
         finally:
             self.close()

@@ -27,6 +27,7 @@ from ef.evaluation._running.options import (
     EvaluationOptions,
     RunOptions,
 )
+from ef.evaluation._running.resumed import say_resumed
 from ef.evaluation._running.run_scoring import score_run
 from ef.evaluation._running.saved_run import saved, saving_run
 from ef.evaluation._scoring.run_queries import MissingQueries
@@ -85,6 +86,7 @@ def evaluate_retrieval(
     relevance_level: int | None = None,
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
+    batch_size: int | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -188,6 +190,11 @@ def evaluate_retrieval(
         the evaluated ranking back, else ``n - rank``. ``report.manifest["run_file"]`` names
         the file. Its folder must exist (checked before anything is retrieved); if the file
         cannot be written, the error says where the rankings are kept.
+    :param batch_size: queries per call for a retriever with a batch form
+        (``search_batch(queries, *, limit)``, as the built-in indexes have: see
+        :doc:`/remote`); ``None`` takes the retriever's own ``batch_size`` attribute, else 32;
+        ``1`` asks one query per call. Timeouts, retries, failures, the journal and progress
+        stay per query: a batch that fails is split until a failing query fails alone.
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -208,7 +215,7 @@ def evaluate_retrieval(
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
             evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
-            _say_resumed(evaluation, options)
+            say_resumed(evaluation, options)
             if options.runs_inline and not evaluation.prepared.is_async:
                 evaluation.run_inline()
             else:
@@ -232,27 +239,6 @@ def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
     """
     with as_callback(options.progress, label="queries", unit="queries", counts=_counts) as callback:
         yield options if callback is options.progress else attrs.evolve(options, progress=callback)
-
-
-def resumed_line(resumed: int, planned: int, journal: str | os.PathLike[str]) -> str:
-    """What an evaluation resumed from a journal says before it retrieves anything.
-
-    >>> resumed_line(48, 300, "bm25.jsonl")
-    'resumed: 48 of 300 queries from the journal bm25.jsonl (252 left to retrieve)'
-    """
-    left = planned - resumed
-    rest = f"{left} left to retrieve" if left else "nothing left to retrieve"
-    return f"resumed: {resumed} of {planned} queries from the journal {os.fspath(journal)} ({rest})"
-
-
-def _say_resumed(evaluation: RetrieverRun, options: EvaluationOptions) -> None:
-    """With ``progress``, say on standard error how much a journal spared (the manifest's
-    ``journal.resumed`` holds it too)."""
-    if options.progress and evaluation.journal is not None and evaluation.resumed:
-        line = resumed_line(
-            evaluation.resumed, len(evaluation.sheet.plan.planned), evaluation.journal.path
-        )
-        print(line, file=sys.stderr, flush=True)
 
 
 def _counts(progress: Progress) -> tuple[int, int | None, str]:
@@ -284,6 +270,7 @@ async def evaluate_retrieval_async(
     relevance_level: int | None = None,
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
+    batch_size: int | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -306,7 +293,7 @@ async def evaluate_retrieval_async(
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
             evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
-            _say_resumed(evaluation, options)
+            say_resumed(evaluation, options)
             await evaluation.run_async()
         return saved(_finish(evaluation), saver)
 

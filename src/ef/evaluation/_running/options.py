@@ -109,6 +109,7 @@ def _exception_types(_: object, attribute: attrs.Attribute[Any], value: tuple[An
 
 
 _INTERNAL = role(keyword=False, recorded=False)
+_QUIET = role(recorded=False)
 _optional_count = _must_be(
     "a positive integer or None", lambda v: v is None or (_is_int(v) and v >= 1)
 )
@@ -225,8 +226,6 @@ def _json_value(value: Any) -> Any:
 class RunnerOptions:
     """How the runner calls the retriever: concurrency, timeout, retries, failures, rate limit.
 
-    Every field is validated on construction (a :class:`ValueError` names the field and the value).
-
     :param max_concurrency: how many queries may be in flight at once; ``None`` means
         1 for a sync retriever and 16 for an async one (see :meth:`concurrency_for`).
     :param timeout: seconds allowed for each attempt, or ``None`` for no limit. A timed-out
@@ -237,12 +236,14 @@ class RunnerOptions:
         :class:`QueryError`; ``"record"`` reports the failure and carries on.
     :param rate_limit: the most requests (attempts) per second, shared by every worker, or
         ``None``; starts are spaced ``1 / rate_limit`` apart, so the initial burst is one.
+    :param batch_size: queries per call of a retriever with a batch form (``search_batch``):
+        ``None`` takes its own ``batch_size``, else 32; 1 asks one query at a time.
     :param backoff_base: seconds; before retry ``n`` (counting from 1) the runner sleeps a
         uniform random time in ``[0, min(backoff_max, backoff_base * 2 ** (n - 1))]``.
     :param backoff_max: the cap on a single backoff sleep, in seconds.
     :param rng: the random source of the backoff jitter (a fresh :class:`random.Random` per run
         when ``None``); pass a seeded one for reproducible runs.
-    :raises ValueError: if a field is out of range.
+    :raises ValueError: if a field is out of range (naming the field and the value).
 
     >>> options = RunnerOptions(timeout=2.0, retries=3)
     >>> options.concurrency_for(is_async=True), options.concurrency_for(is_async=False)
@@ -271,6 +272,7 @@ class RunnerOptions:
             lambda v: v is None or (_is_finite(v) and v > 0),
         ),
     )
+    batch_size: int | None = attrs.field(default=None, validator=_optional_count, metadata=_QUIET)
     backoff_base: float = attrs.field(
         default=0.1, validator=_non_negative_seconds, metadata=_INTERNAL
     )

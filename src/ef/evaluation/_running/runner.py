@@ -27,19 +27,16 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from ef.evaluation._exceptions import QueryError
-from ef.evaluation._running.options import (
-    QueryOutcome,
-    RunnerOptions,
-    error_type_name,
-    query_failure,
-)
+from ef.evaluation._running.batches import BatchForm, answered_batch, batches, split
+from ef.evaluation._running.inline import failed_outcome, run_queries_inline
+from ef.evaluation._running.options import QueryOutcome, RunnerOptions, error_type_name
 
 __all__ = [
     "QueryError",
@@ -51,16 +48,6 @@ __all__ = [
 ]
 
 
-def _failed(
-    options: RunnerOptions, query_id: str, error: Exception, attempts: int, started: float
-) -> QueryOutcome:
-    """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
-    failure = query_failure(query_id, error, attempts)
-    if options.on_error == "raise":
-        raise QueryError(failure) from error
-    return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
-
-
 class _AsyncPacer:
     """Spaces attempt starts ``1 / rate`` apart on the event loop clock, across all workers."""
 
@@ -70,12 +57,13 @@ class _AsyncPacer:
         # FIFO-fair, so waiting workers take turns; held while sleeping to serialise the starts.
         self._lock = anyio.Lock()
 
-    async def wait(self) -> None:
+    async def wait(self, requests: int = 1) -> None:
+        """Wait for the turn of ``requests`` starts (a batch counts one per query)."""
         async with self._lock:
             delay = self._next_start - anyio.current_time()
             if delay > 0:
                 await anyio.sleep(delay)
-            self._next_start = anyio.current_time() + self._interval
+            self._next_start = anyio.current_time() + self._interval * requests
 
 
 class _AsyncRun:
@@ -90,12 +78,15 @@ class _AsyncRun:
         *,
         is_async: bool,
         concurrency: int,
+        batch: BatchForm | None = None,
     ) -> None:
         self._call = call
         self._planned = planned
         self._options = options
         self._on_outcome = on_outcome
-        self._invoke: Callable[[str], Awaitable[Any]] = call if is_async else self._call_in_thread
+        self._is_async = is_async
+        self._batch = batch
+        self._batch_size = 1 if batch is None else batch.size_for(options.batch_size)
         # Our own limiter: the default one (40 threads) would cap max_concurrency silently.
         self._limiter = None if is_async else anyio.CapacityLimiter(concurrency)
         self._pacer = _AsyncPacer(options.rate_limit) if options.rate_limit else None
@@ -119,6 +110,12 @@ class _AsyncRun:
 
     async def _worker(self) -> None:
         try:
+            if self._batch_size > 1:
+                for batch in batches(self._planned, self._batch_size):
+                    await self._settle(batch)
+                    if self._stopping:
+                        return
+                return
             for query_id, text in self._planned:
                 self._on_outcome(await self._fetch(query_id, text))
                 if self._stopping:
@@ -141,7 +138,7 @@ class _AsyncRun:
                 started = time.perf_counter()
             attempts += 1
             try:
-                results = await self._attempt(text)
+                results = await self._attempt(self._call, text, 1)
             except Exception as caught:
                 error = caught
             else:
@@ -149,38 +146,84 @@ class _AsyncRun:
                     query_id, results, None, time.perf_counter() - started, attempts
                 )
             if not options.should_retry(error, attempts):
-                return _failed(options, query_id, error, attempts, started)
+                return failed_outcome(options, query_id, error, attempts, started)
             await anyio.sleep(options.backoff_delay(attempts, self._rng))
 
-    async def _before_attempt(self) -> None:
+    async def _settle(self, batch: list[tuple[str, str]]) -> None:
+        """Answer every query of ``batch``: in one call, or split until each failure is alone."""
+        pending = [batch]
+        while pending and not self._stopping:
+            unit = pending.pop()
+            if len(unit) == 1:
+                self._on_outcome(await self._fetch(*unit[0]))
+                continue
+            outcomes = await self._fetch_batch(unit)
+            if outcomes is None:
+                first, second = split(unit)
+                pending += (second, first)
+                continue
+            for outcome in outcomes:
+                self._on_outcome(outcome)
+
+    async def _fetch_batch(self, unit: list[tuple[str, str]]) -> list[QueryOutcome] | None:
+        """The outcomes of one batch call, retried on ``retry_on``; ``None`` when it failed."""
+        assert self._batch is not None
+        options = self._options
+        texts = [text for _, text in unit]
+        attempts = 0
+        started = 0.0
+        while True:
+            await self._before_attempt(len(unit))
+            if attempts == 0:
+                started = time.perf_counter()
+            attempts += 1
+            try:
+                results = await self._attempt(self._batch.call, texts, len(unit))
+            except Exception as error:
+                if not options.should_retry(error, attempts):
+                    return None
+                await anyio.sleep(options.backoff_delay(attempts, self._rng))
+                continue
+            return answered_batch(unit, results, attempts, started)
+
+    async def _before_attempt(self, requests: int = 1) -> None:
         # A worker resuming from a finished call runs until its next await even after the run
         # was cancelled (by us or by an outer scope): check first, so no new call ever starts.
         if self._stopping or anyio.current_effective_deadline() <= anyio.current_time():
             await anyio.sleep_forever()
         if self._pacer is not None:
-            await self._pacer.wait()
+            await self._pacer.wait(requests)
 
-    async def _attempt(self, text: str) -> Any:
+    async def _attempt(self, call: Callable[[Any], Any], argument: Any, queries: int) -> Any:
         timeout = self._options.timeout
         if timeout is None:
-            return await self._invoke(text)
-        with anyio.move_on_after(timeout):
-            return await self._invoke(text)
-        raise TimeoutError(f"the retriever gave no answer within the {timeout:g} s timeout")
+            return await self._invoke(call, argument)
+        with anyio.move_on_after(timeout * queries):
+            return await self._invoke(call, argument)
+        raise TimeoutError(
+            f"the retriever gave no answer within the {timeout * queries:g} s timeout"
+            + (f" ({timeout:g} s for each of {queries} queries)" if queries > 1 else "")
+        )
 
-    async def _call_in_thread(self, text: str) -> Any:
+    async def _invoke(self, call: Callable[[Any], Any], argument: Any) -> Any:
+        if self._is_async:
+            return await call(argument)
+        return await self._call_in_thread(call, argument)
+
+    async def _call_in_thread(self, call: Callable[[Any], Any], argument: Any) -> Any:
         # On cancellation (a timeout, raise mode, an outer scope) the thread is abandoned: it
         # runs to completion in the background and its result is dropped. Threads cannot be
         # killed, so a hung sync retriever keeps its thread until it returns.
         # Boxed: trio refuses a coroutine returned from a thread with its own error, while
         # asyncio hands it back; boxed, both hand it back and the caller names the problem.
         (results,) = await anyio.to_thread.run_sync(
-            self._boxed_call, text, limiter=self._limiter, abandon_on_cancel=True
+            _boxed_call, call, argument, limiter=self._limiter, abandon_on_cancel=True
         )
         return results
 
-    def _boxed_call(self, text: str) -> tuple[Any]:
-        return (self._call(text),)
+
+def _boxed_call(call: Callable[[Any], Any], argument: Any) -> tuple[Any]:
+    return (call(argument),)
 
 
 async def run_queries_async(
@@ -190,6 +233,7 @@ async def run_queries_async(
     on_outcome: Callable[[QueryOutcome], object],
     *,
     is_async: bool,
+    batch: BatchForm | None = None,
 ) -> None:
     """Run ``call`` for every planned query with a fixed pool of workers; report each outcome.
 
@@ -212,8 +256,12 @@ async def run_queries_async(
     :param options: the concurrency, timeout, retry, rate and failure rules.
     :param on_outcome: called once per finished query, from the event loop's thread.
     :param is_async: whether ``call`` returns an awaitable.
+    :param batch: the retriever's batch form: workers then take ``options.batch_size`` queries
+        at a time (see :mod:`~ef.evaluation._running.batches`); ``None``, or a size of 1, asks
+        one query per call.
     :raises QueryError: a query failed in ``on_error="raise"`` mode; ``__cause__`` is the
         original exception.
+    :raises TypeError: when the batch form answers anything but one result per query.
 
     >>> import anyio
     >>> async def search(text):
@@ -230,75 +278,15 @@ async def run_queries_async(
     """
     concurrency = options.concurrency_for(is_async=is_async)
     run = _AsyncRun(
-        call, iter(planned), options, on_outcome, is_async=is_async, concurrency=concurrency
+        call,
+        iter(planned),
+        options,
+        on_outcome,
+        is_async=is_async,
+        concurrency=concurrency,
+        batch=batch,
     )
     await run.run(concurrency)
     if run.fatal is not None:
         error, run.fatal = run.fatal, None
         raise error
-
-
-def run_queries_inline(
-    call: Callable[[str], Any],
-    planned: Iterable[tuple[str, str]],
-    options: RunnerOptions,
-    on_outcome: Callable[[QueryOutcome], object],
-) -> None:
-    """Run a sync ``call`` for every planned query, one at a time, in the caller's thread.
-
-    No event loop and no thread is involved, so retrievers bound to their thread keep working.
-    Retries, backoff (:func:`time.sleep`), the rate limit and ``on_error`` behave as in
-    :func:`run_queries_async`; a call cannot be interrupted here, so ``options.timeout`` must be
-    ``None`` and ``max_concurrency`` ``None`` or 1.
-
-    :param call: the adapted sync retriever, ``call(text) -> results``.
-    :param planned: ``(query_id, text)`` pairs, in any iterable.
-    :param options: the retry, rate and failure rules.
-    :param on_outcome: called once per finished query.
-    :raises ValueError: if ``options`` asks for a timeout or for concurrency above 1.
-    :raises QueryError: a query failed in ``on_error="raise"`` mode; ``__cause__`` is the
-        original exception.
-
-    >>> outcomes = []
-    >>> run_queries_inline(str.upper, [("q1", "hello")], RunnerOptions(), outcomes.append)
-    >>> outcomes[0].query_id, outcomes[0].results, outcomes[0].attempts
-    ('q1', 'HELLO', 1)
-    """
-    if options.timeout is not None:
-        raise ValueError(
-            f"timeout={options.timeout!r} needs worker threads: a call in the caller's own "
-            "thread cannot be interrupted; use run_queries_async for timeouts"
-        )
-    if options.concurrency_for(is_async=False) != 1:
-        raise ValueError(
-            f"max_concurrency={options.max_concurrency!r}: inline runs take one query at a "
-            "time; use run_queries_async for concurrency"
-        )
-    rng = options.rng or random.Random()
-    interval = 1.0 / options.rate_limit if options.rate_limit else 0.0
-    next_start = -math.inf
-    for query_id, text in planned:
-        attempts = 0
-        started = 0.0
-        while True:
-            if interval:
-                delay = next_start - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                next_start = time.monotonic() + interval
-            if attempts == 0:
-                started = time.perf_counter()
-            attempts += 1
-            try:
-                results = call(text)
-            except Exception as caught:
-                error = caught
-            else:
-                on_outcome(
-                    QueryOutcome(query_id, results, None, time.perf_counter() - started, attempts)
-                )
-                break
-            if not options.should_retry(error, attempts):
-                on_outcome(_failed(options, query_id, error, attempts, started))
-                break
-            time.sleep(options.backoff_delay(attempts, rng))
