@@ -92,6 +92,12 @@ ADDED_NAMES = {
     "write_run",
     "write_trec_qrels",
     "write_trec_run",
+    "CheckReport",
+    "GateRule",
+    "RuleResult",
+    "check",
+    "parse_rule",
+    "read_report",
 }
 
 
