@@ -65,7 +65,7 @@ from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optim
 from ef.evaluation._gate.check import check
 from ef.evaluation._gate.reading import read_report
 from ef.evaluation._gate.report import CheckReport, RuleResult
-from ef.evaluation._gate.rules import GateRule, parse_rule
+from ef.evaluation._gate.rules import GateConfig, GateRule, parse_rule, read_gate_config
 from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
@@ -147,6 +147,7 @@ __all__ = [
     "FusionFold",
     "FusionMethod",
     "FusionOptimization",
+    "GateConfig",
     "GateRule",
     "HttpClientError",
     "HttpConnectionError",
@@ -207,6 +208,7 @@ __all__ = [
     "precision_at_k",
     "read_beir",
     "read_dataset",
+    "read_gate_config",
     "read_rag_samples",
     "read_report",
     "read_run",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
-from ef.evaluation._gate.report import CheckReport, RuleResult
+if TYPE_CHECKING:
+    from ef.evaluation._gate.report import CheckReport, RuleResult
 
 __all__ = ["COLUMNS", "to_junit", "to_markdown", "to_text"]
 

@@ -98,3 +98,23 @@ class CheckReport(JsonReport):
     def failures(self) -> tuple[RuleResult, ...]:
         """The rules that do not hold."""
         return tuple(result for result in self.results if not result.passed)
+
+    def to_text(self) -> str:
+        """A plain table for a terminal: one line per rule (rule, value, baseline, difference,
+        interval, p, verdict), then the failures, the notes and a summary line."""
+        from ef.evaluation._gate.render import to_text
+
+        return to_text(self)
+
+    def to_markdown(self) -> str:
+        """A Markdown section for a pull request comment or a CI job summary: a heading, the
+        same table, the failures and the notes."""
+        from ef.evaluation._gate.render import to_markdown
+
+        return to_markdown(self)
+
+    def to_junit(self) -> str:
+        """JUnit XML: one test suite, one test case per rule, a ``failure`` when it fails."""
+        from ef.evaluation._gate.render import to_junit
+
+        return to_junit(self)

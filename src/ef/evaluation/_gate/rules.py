@@ -7,7 +7,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import attrs
 
 from ef.evaluation._report.fields import JsonReport, checked, finite, optional, string
 
-__all__ = ["KINDS", "GateConfig", "GateRule", "parse_rule", "read_config", "rules_from_table"]
+__all__ = ["KINDS", "GateConfig", "GateRule", "parse_rule", "read_gate_config", "rules_from_table"]
 
 KINDS = ("min", "max_drop", "fail_if")
 """The rule kinds: a floor on the value, a tolerated drop from the baseline, and
@@ -111,13 +111,24 @@ def parse_rule(text: str) -> GateRule:
 
 @attrs.frozen
 class GateConfig:
-    """What a TOML table sets: the rules and the test's options (``None``: not set)."""
+    """What a ``[tool.ef-evaluation.check]`` table sets: the rules, and the options of
+    :func:`check` (``alpha``, ``test``, ``correction``; ``None`` when not set)."""
 
     rules: tuple[GateRule, ...] = ()
     alpha: float | None = None
     test: str | None = None
     correction: str | None = None
     has_correction: bool = False
+
+    def updated(self, other: GateConfig) -> GateConfig:
+        """This config with ``other``'s rules added and its options, where set, winning."""
+        return GateConfig(
+            rules=(*self.rules, *other.rules),
+            alpha=other.alpha if other.alpha is not None else self.alpha,
+            test=other.test or self.test,
+            correction=other.correction if other.has_correction else self.correction,
+            has_correction=self.has_correction or other.has_correction,
+        )
 
 
 def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
@@ -145,7 +156,7 @@ def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
     return GateConfig(rules=tuple(rules), **options)
 
 
-def read_config(path: str | os.PathLike[str]) -> GateConfig:
+def read_gate_config(path: str | os.PathLike[str]) -> GateConfig:
     """The gate's table in a TOML file: ``[tool.ef-evaluation.check]`` in a ``pyproject.toml``,
     or the same table (or the whole file) in any other TOML file.
 
@@ -162,17 +173,3 @@ def read_config(path: str | os.PathLike[str]) -> GateConfig:
         if not isinstance(table, Mapping):
             raise ValueError(f"{name}: no [tool.ef-evaluation.check] table")
     return rules_from_table(table, name)
-
-
-def merged(configs: Iterable[GateConfig]) -> GateConfig:
-    """The configs in order, a later one's options winning and the rules added up."""
-    result = GateConfig()
-    for config in configs:
-        result = GateConfig(
-            rules=(*result.rules, *config.rules),
-            alpha=config.alpha if config.alpha is not None else result.alpha,
-            test=config.test or result.test,
-            correction=config.correction if config.has_correction else result.correction,
-            has_correction=result.has_correction or config.has_correction,
-        )
-    return result

@@ -23,15 +23,15 @@ from ef.evaluation import (
     CORRECTIONS,
     CheckReport,
     EvaluationError,
+    GateConfig,
     RetrievalEvalReport,
     check,
     evaluate_run,
     parse_rule,
+    read_gate_config,
     read_report,
     write_text_atomically,
 )
-from ef.evaluation._gate.render import to_junit, to_markdown, to_text
-from ef.evaluation._gate.rules import GateConfig, merged, read_config
 from ef.evaluation.cli._arguments import (
     add_judging_options,
     add_missing_queries_option,
@@ -110,10 +110,10 @@ def add_parser(subparsers: Subparsers) -> None:
 def _config(args: argparse.Namespace) -> GateConfig:
     configs = []
     if args.config is not None:
-        configs.append(read_config(args.config))
+        configs.append(read_gate_config(args.config))
     elif Path("pyproject.toml").is_file():
         try:
-            configs.append(read_config("pyproject.toml"))
+            configs.append(read_gate_config("pyproject.toml"))
         except ValueError as error:
             if "no [tool.ef-evaluation.check] table" not in str(error):
                 raise
@@ -126,7 +126,10 @@ def _config(args: argparse.Namespace) -> GateConfig:
             has_correction=args.correction is not None,
         )
     )
-    return merged(configs)
+    config = GateConfig()
+    for each in configs:
+        config = config.updated(each)
+    return config
 
 
 def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
@@ -146,14 +149,14 @@ def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
     if args.format == "json":
         print(json.dumps({"passed": report.passed, **report.to_dict()}, indent=2))
     else:
-        print(to_text(report), end="")
+        print(report.to_text(), end="")
     if args.markdown:
-        _write(args.markdown, to_markdown(report))
+        _write(args.markdown, report.to_markdown())
     if summary := os.environ.get(_SUMMARY):
         with open(summary, "a", encoding="utf-8") as stream:
-            stream.write(to_markdown(report))
+            stream.write(report.to_markdown())
     if args.junit:
-        _write(args.junit, to_junit(report))
+        _write(args.junit, report.to_junit())
 
 
 def _gate(args: argparse.Namespace) -> CheckReport | None:
