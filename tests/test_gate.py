@@ -294,3 +294,16 @@ def test_cli_rules_from_pyproject(capsys, files, monkeypatch, tmp_path):
     out = capsys.readouterr().out
     assert "recall@10 >= 0.95" in out
     assert "bonferroni, alpha 0.01" in out
+
+
+def test_cli_changed_qrels_refused_unless_allowed(capsys, files, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert ef_check(capsys, files, "base", "--update-baseline")[0] == 0
+    write_trec_qrels(files["qrels"], {q: QRELS[q] for q in list(QRELS)[:150]})
+    code, _, err = ef_check(capsys, files, "noisy")
+    assert code == 2
+    assert "baseline.json: the baseline was made on other inputs: qrels (fingerprint" in err
+    code, out, _ = ef_check(capsys, files, "noisy", "--allow-changed-qrels")
+    assert code == 0
+    assert "note: compared on the 150 common queries" in out
