@@ -81,6 +81,7 @@ GUIDE_ORDER = (
     "metrics",
     "dataframes",
     "compare",
+    "gate",
     "report",
     "fusion",
     "rag",

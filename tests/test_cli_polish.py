@@ -189,6 +189,7 @@ def test_commands_are_still_listed_in_help_order():
         "retrieval",
         "rag",
         "compare",
+        "check",
         "report",
         "fuse",
         "metrics",

@@ -92,6 +92,14 @@ ADDED_NAMES = {
     "write_run",
     "write_trec_qrels",
     "write_trec_run",
+    "CheckReport",
+    "GateConfig",
+    "GateRule",
+    "read_gate_config",
+    "RuleResult",
+    "check",
+    "parse_rule",
+    "read_report",
 }
 
 

@@ -62,6 +62,10 @@ from ef.evaluation._exceptions import (
 )
 from ef.evaluation._fusion.api import fuse
 from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optimize_fusion
+from ef.evaluation._gate.check import check
+from ef.evaluation._gate.reading import read_report
+from ef.evaluation._gate.report import CheckReport, RuleResult
+from ef.evaluation._gate.rules import GateConfig, GateRule, parse_rule, read_gate_config
 from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
@@ -133,6 +137,7 @@ __all__ = [
     "DEFAULT_K_VALUES",
     "RETRIEVAL_METRICS",
     "SIGNIFICANCE_TESTS",
+    "CheckReport",
     "ComparisonReport",
     "Corpus",
     "DatasetFormatError",
@@ -142,6 +147,8 @@ __all__ = [
     "FusionFold",
     "FusionMethod",
     "FusionOptimization",
+    "GateConfig",
+    "GateRule",
     "HttpClientError",
     "HttpConnectionError",
     "HttpRetriever",
@@ -172,9 +179,11 @@ __all__ = [
     "ResponseShapeError",
     "RetrievalEvalReport",
     "RetrievalMetric",
+    "RuleResult",
     "Run",
     "as_ragas_dataset",
     "average_precision",
+    "check",
     "check_metrics",
     "compare",
     "context_precision",
@@ -195,10 +204,13 @@ __all__ = [
     "ndcg_at_k",
     "optimize_fusion",
     "overwritten_input",
+    "parse_rule",
     "precision_at_k",
     "read_beir",
     "read_dataset",
+    "read_gate_config",
     "read_rag_samples",
+    "read_report",
     "read_run",
     "read_trec_qrels",
     "read_trec_run",

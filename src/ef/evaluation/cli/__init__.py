@@ -40,6 +40,7 @@ def _commands() -> tuple[ModuleType, ...]:
     # Imported when main() builds the parser, not with this package, so that Ctrl-C while they
     # import is caught like Ctrl-C anywhere else in the command.
     from ef.evaluation.cli import (
+        check,
         compare,
         demo,
         fuse,
@@ -51,7 +52,7 @@ def _commands() -> tuple[ModuleType, ...]:
         run,
     )
 
-    return (run, retrieval, rag, compare, report, fuse, metrics, plugins, demo)
+    return (run, retrieval, rag, compare, check, report, fuse, metrics, plugins, demo)
 
 
 def __getattr__(name: str) -> Any:

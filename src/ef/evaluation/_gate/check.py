@@ -1,0 +1,226 @@
+"""Checking a report against a baseline report under the gate's rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ef.evaluation._compare import stats as _stats
+from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.report import PairedComparison
+from ef.evaluation._gate.report import FAIL, PASS, CheckReport, RuleResult
+from ef.evaluation._gate.rules import GateRule
+from ef.evaluation._report.reports import RetrievalEvalReport
+
+__all__ = ["VALUE_OPTIONS", "changed_inputs", "check"]
+
+VALUE_OPTIONS = ("relevance_level", "judged_only", "ignore_identical_ids", "missing_queries")
+"""The recorded options that change a metric's value: a baseline made under others is
+refused (the cutoffs and metric list only say which values were computed)."""
+
+# Recorded only when not the default.
+_DEFAULTS: dict[str, Any] = {"relevance_level": None, "judged_only": False}
+_GATE_TESTS = ("t-test", "randomization", "wilcoxon")
+
+
+def _short(value: Any) -> str:
+    return f"{value[:12]}…" if isinstance(value, str) and len(value) > 12 else repr(value)
+
+
+def changed_inputs(
+    baseline: Mapping[str, Any], current: Mapping[str, Any]
+) -> tuple[list[str], list[str]]:
+    """What differs between two reports' manifests: the changed inputs (qrels, queries, each
+    described) and the changed options (each described).
+
+    >>> changed_inputs({'fingerprints': {'qrels': 'a'}}, {'fingerprints': {'qrels': 'b'}})
+    (["qrels (fingerprint 'a' in the baseline, 'b' now)"], [])
+    """
+    inputs = []
+    old, new = baseline.get("fingerprints") or {}, current.get("fingerprints") or {}
+    for key in ("qrels", "queries"):
+        if key in old and key in new and old[key] != new[key]:
+            inputs.append(
+                f"{key} (fingerprint {_short(old[key])} in the baseline, {_short(new[key])} now)"
+            )
+    options = []
+    old_options = baseline.get("parameters") or {}
+    new_options = current.get("parameters") or {}
+    for key in VALUE_OPTIONS:
+        default = _DEFAULTS.get(key)
+        if key not in _DEFAULTS and (key not in old_options or key not in new_options):
+            continue  # recorded by one kind of evaluation only
+        if old_options.get(key, default) != new_options.get(key, default):
+            options.append(
+                f"option {key} ({old_options.get(key)!r} in the baseline, "
+                f"{new_options.get(key)!r} now)"
+            )
+    return inputs, options
+
+
+def _restricted(report: RetrievalEvalReport, query_ids: Sequence[str]) -> RetrievalEvalReport:
+    per_query = report.per_query
+    return RetrievalEvalReport({}, {q: per_query[q] for q in query_ids}, len(query_ids), (1,))
+
+
+def _queries(
+    baseline: RetrievalEvalReport, current: RetrievalEvalReport, allowed: bool
+) -> tuple[list[str], list[str]]:
+    """The queries compared, and the notes on those left out."""
+    old, new = baseline.per_query, current.per_query
+    common = [q for q in old if q in new]
+    only_old = [q for q in old if q not in new]
+    only_new = [q for q in new if q not in old]
+    notes = []
+    if only_old or only_new:
+        detail = f"{len(only_old)} only in the baseline, {len(only_new)} only now"
+        if not allowed:
+            raise ValueError(
+                f"the baseline was scored on other queries ({detail}): make the baseline "
+                "again (--update-baseline), or compare on the common queries "
+                "(allow_changed_qrels)"
+            )
+        notes.append(f"compared on the {len(common)} common queries ({detail})")
+    if not common:
+        raise ValueError("no query in common with the baseline: nothing to compare")
+    return common, notes
+
+
+def check(
+    current: RetrievalEvalReport,
+    baseline: RetrievalEvalReport,
+    rules: Sequence[GateRule],
+    *,
+    alpha: float = 0.05,
+    test: str = "t-test",
+    correction: str | None = "holm",
+    allow_changed_qrels: bool = False,
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    n_permutations: int = 10_000,
+    seed: int = 0,
+) -> CheckReport:
+    """Check a retrieval report against a baseline report under ``rules``.
+
+    A floor (``min``) holds when the metric's mean is at least the threshold; a tolerated drop
+    (``max_drop``) when the mean falls by no more than it from the baseline's; ``fail_if`` (
+    ``"significantly_worse"``) fails when the mean is lower than the baseline's and the paired
+    ``test`` (two-sided, by :func:`compare`), after ``correction`` over the metrics under a
+    ``fail_if`` rule, is under ``alpha``. The queries are paired by id. Every rule also shows
+    the paired bootstrap interval of the difference at ``confidence_level``.
+
+    The baseline must have been made on the same qrels, queries and value-changing options
+    (the manifests' fingerprints and :data:`VALUE_OPTIONS`): otherwise a :class:`ValueError`
+    names what changed, unless ``allow_changed_qrels``, which compares on the common queries
+    and says so in the report's notes (changed options are always refused).
+
+    :raises ValueError: for no rule, an unknown test, correction or metric, a report with
+        failed queries, or a baseline made on other inputs.
+    :raises TypeError: for an argument that is not a :class:`RetrievalEvalReport`.
+    """
+    for name, report in (("current", current), ("baseline", baseline)):
+        if not isinstance(report, RetrievalEvalReport):
+            raise TypeError(f"{name}: expected a RetrievalEvalReport, got {type(report).__name__}")
+    if not rules:
+        raise ValueError("no rule to check: give at least one (such as 'ndcg@10 >= 0.5')")
+    if test not in _GATE_TESTS:
+        raise ValueError(f"unknown test {test!r}: expected one of {', '.join(_GATE_TESTS)}")
+    changed, options = changed_inputs(baseline.manifest, current.manifest)
+    if options:
+        raise ValueError(
+            "the baseline was made under other options: "
+            + "; ".join(options)
+            + ": make the baseline again (--update-baseline)"
+        )
+    notes = []
+    if changed:
+        if not allow_changed_qrels:
+            raise ValueError(
+                "the baseline was made on other inputs: "
+                + "; ".join(changed)
+                + ": make the baseline again (--update-baseline), or compare on the common "
+                "queries (allow_changed_qrels)"
+            )
+        notes.append("the baseline was made on other inputs: " + "; ".join(changed))
+    query_ids, query_notes = _queries(baseline, current, allow_changed_qrels)
+    notes.extend(query_notes)
+    metrics = list(dict.fromkeys(rule.metric for rule in rules))
+    comparison = compare(
+        {"baseline": _restricted(baseline, query_ids), "current": _restricted(current, query_ids)},
+        baseline="baseline",
+        metrics=metrics,
+        tests=(test, "bootstrap"),
+        correction=None,
+        alpha=alpha,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        seed=seed,
+    )
+    rows = {metric: comparison.comparison("current", metric) for metric in metrics}
+    p_values = _family_p_values(rows, rules, test, correction)
+    results = [_judged(rule, rows[rule.metric], p_values.get(rule.metric), alpha) for rule in rules]
+    return CheckReport(
+        results=results,
+        n_queries=len(query_ids),
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        notes=notes,
+    )
+
+
+def _family_p_values(
+    rows: Mapping[str, PairedComparison],
+    rules: Sequence[GateRule],
+    test: str,
+    correction: str | None,
+) -> dict[str, float | None]:
+    """The p-values of the metrics under a ``fail_if`` rule, corrected as one family."""
+    family = list(dict.fromkeys(rule.metric for rule in rules if rule.kind == "fail_if"))
+    defined = [(m, p) for m in family if (p := rows[m].p_values.get(test)) is not None]
+    adjusted = _stats.adjust_p_values([p for _, p in defined], correction)
+    found: dict[str, float | None] = dict.fromkeys(family)
+    found.update({m: value for (m, _), value in zip(defined, adjusted, strict=True)})
+    return found
+
+
+def _judged(
+    rule: GateRule, row: PairedComparison, p_value: float | None, alpha: float
+) -> RuleResult:
+    value, base, difference = row.mean, row.baseline_mean, row.difference
+    if rule.kind == "min":
+        assert rule.threshold is not None
+        passed = value >= rule.threshold
+        reason = f"{value:.4f} is {'at least' if passed else 'under'} the floor {rule.threshold:g}"
+    elif rule.kind == "max_drop":
+        assert rule.threshold is not None
+        drop = base - value
+        passed = drop <= rule.threshold
+        reason = (
+            f"dropped {drop:.4f}, {'within' if passed else 'more than'} the tolerated "
+            f"{rule.threshold:g}"
+            if drop > 0
+            else "no drop"
+        )
+    else:
+        significant = p_value is not None and p_value < alpha
+        passed = not (difference < 0 and significant)
+        if difference >= 0:
+            reason = "not worse than the baseline"
+        elif significant:
+            reason = f"significantly worse (p = {p_value:.4g} < {alpha:g})"
+        else:
+            shown = "undefined" if p_value is None else f"{p_value:.4g}"
+            reason = f"lower, but not significantly (p = {shown}, alpha {alpha:g})"
+    p_shown = p_value if rule.kind == "fail_if" else None
+    return RuleResult(
+        rule=rule,
+        verdict=PASS if passed else FAIL,
+        value=value,
+        baseline=base,
+        difference=difference,
+        interval=row.confidence_interval,
+        p_value=p_shown,
+        reason=reason,
+    )

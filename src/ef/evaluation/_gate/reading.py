@@ -1,0 +1,67 @@
+"""Reading any saved report back by its kind: retrieval, RAG or comparison."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._json import loads_strict
+from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
+
+__all__ = ["read_report", "report_kind"]
+
+_KINDS: dict[str, tuple[str, ...]] = {
+    "comparison": ("baseline", "systems", "comparisons"),
+    "rag": ("metrics", "coverage", "n_samples"),
+    "retrieval": ("metrics", "per_query", "n_queries", "k_values"),
+}
+
+
+def report_kind(data: Any) -> str | None:
+    """The kind of report a JSON value is (``"retrieval"``, ``"rag"``, ``"comparison"``), told
+    by the fields each kind always has; ``None`` for anything else.
+
+    >>> report_kind({'metrics': {}, 'per_query': {}, 'n_queries': 0, 'k_values': [10]})
+    'retrieval'
+    >>> report_kind([1, 2]) is None
+    True
+    """
+    if not isinstance(data, dict):
+        return None
+    return next((kind for kind, keys in _KINDS.items() if all(k in data for k in keys)), None)
+
+
+def read_report(
+    path: str | os.PathLike[str],
+) -> RetrievalEvalReport | RagEvalReport | ComparisonReport:
+    """Load a saved report (``report.to_json()`` written to a file) as the class of its kind:
+    a :class:`RetrievalEvalReport`, a :class:`RagEvalReport` or a :class:`ComparisonReport`.
+
+    The reports' own ``from_json`` stays the way to read a kind known in advance.
+
+    :raises ValueError: naming the file, for a file that is not strict JSON or not a report,
+        or a report with a field of the wrong value.
+    :raises TypeError: naming the file, for a report field of the wrong type.
+    :raises OSError: if the file cannot be read.
+    """
+    name = os.fspath(path)
+    text = Path(path).read_bytes()
+    try:
+        data = loads_strict(text)
+    except ValueError as error:
+        raise ValueError(f"{name}: not a report: {error}") from error
+    kind = report_kind(data)
+    if kind is None:
+        what = "a JSON object" if isinstance(data, dict) else f"JSON {type(data).__name__}"
+        raise ValueError(
+            f"{name}: not a report: {what} without the fields of a retrieval report "
+            "(metrics, per_query, n_queries, k_values), a RAG report (metrics, coverage, "
+            "n_samples) or a comparison report (baseline, systems, comparisons)"
+        )
+    cls = {"comparison": ComparisonReport, "rag": RagEvalReport, "retrieval": RetrievalEvalReport}
+    try:
+        return cls[kind].from_dict(data)  # type: ignore[attr-defined, no-any-return]
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: a {kind} report with {error}") from error

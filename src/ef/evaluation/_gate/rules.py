@@ -1,0 +1,175 @@
+"""The gate's rules: floors, tolerated drops and significance-aware regressions, read from the
+command line (``"ndcg@10 >= 0.60"``) or a TOML table (``[tool.ef-evaluation.check]``)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ef.evaluation._report.fields import JsonReport, checked, finite, optional, string
+
+__all__ = ["KINDS", "GateConfig", "GateRule", "parse_rule", "read_gate_config", "rules_from_table"]
+
+KINDS = ("min", "max_drop", "fail_if")
+"""The rule kinds: a floor on the value, a tolerated drop from the baseline, and
+``fail_if = "significantly_worse"``."""
+
+_SIGNIFICANTLY_WORSE = "significantly_worse"
+_FLOOR = re.compile(r"^\s*(?P<metric>[^\s:<>=]+)\s*>=\s*(?P<value>\S+)\s*$")
+_KEYED = re.compile(r"^\s*(?P<metric>[^\s:]+)\s*:\s*(?P<key>\w+)\s*=\s*(?P<value>.+?)\s*$")
+
+
+@attrs.frozen
+class GateRule(JsonReport):
+    """One rule on one metric.
+
+    :param metric: the metric key (``"ndcg@10"``).
+    :param kind: ``"min"`` (the value must be at least ``threshold``), ``"max_drop"`` (the
+        value may fall at most ``threshold`` under the baseline's) or ``"fail_if"`` (fails
+        when the value is significantly worse than the baseline's, by the paired test after
+        the correction over the gated metrics).
+    :param threshold: the floor or the tolerated drop; ``None`` for ``"fail_if"``.
+    """
+
+    metric: str = attrs.field(metadata=checked(string))
+    kind: str = attrs.field(metadata=checked(string))
+    threshold: float | None = attrs.field(default=None, metadata=checked(optional(finite)))
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown rule {self.kind!r}: expected one of {', '.join(KINDS)}")
+        if (self.threshold is None) != (self.kind == "fail_if"):
+            raise ValueError(f"rule {self.kind!r} on {self.metric!r}: wrong threshold")
+        if self.kind == "max_drop" and self.threshold is not None and self.threshold < 0:
+            raise ValueError(f"max_drop of {self.metric!r} must be 0 or more")
+
+    @property
+    def text(self) -> str:
+        """The rule as written on the command line.
+
+        >>> GateRule('ndcg@10', 'min', 0.6).text
+        'ndcg@10 >= 0.6'
+        """
+        if self.kind == "min":
+            return f"{self.metric} >= {self.threshold:g}"
+        if self.kind == "max_drop":
+            return f"{self.metric}: max_drop = {self.threshold:g}"
+        return f'{self.metric}: fail_if = "{_SIGNIFICANTLY_WORSE}"'
+
+
+def _number(text: Any, where: str) -> float:
+    if isinstance(text, bool):
+        raise ValueError(f"{where}: expected a number, got {text!r}")
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{where}: expected a finite number, got {text!r}")
+    return value
+
+
+def _rule(metric: str, key: str, value: Any, where: str) -> GateRule:
+    if key == "min":
+        return GateRule(metric, "min", _number(value, where))
+    if key == "max_drop":
+        return GateRule(metric, "max_drop", _number(value, where))
+    if key == "fail_if":
+        if str(value).strip().strip("'\"") != _SIGNIFICANTLY_WORSE:
+            raise ValueError(f'{where}: fail_if takes "{_SIGNIFICANTLY_WORSE}", got {value!r}')
+        return GateRule(metric, "fail_if")
+    raise ValueError(f"{where}: unknown rule {key!r}: expected one of {', '.join(KINDS)}")
+
+
+def parse_rule(text: str) -> GateRule:
+    """A rule from its command-line form.
+
+    >>> parse_rule('ndcg@10 >= 0.60')
+    GateRule(metric='ndcg@10', kind='min', threshold=0.6)
+    >>> parse_rule('ndcg@10: max_drop = 0.01').threshold
+    0.01
+    >>> parse_rule('recall@100: fail_if = "significantly_worse"').kind
+    'fail_if'
+    """
+    where = f"rule {text!r}"
+    if found := _FLOOR.match(text):
+        return _rule(found["metric"], "min", found["value"], where)
+    if found := _KEYED.match(text):
+        return _rule(found["metric"], found["key"], found["value"], where)
+    raise ValueError(
+        f"{where}: expected 'METRIC >= FLOOR', 'METRIC: max_drop = DROP' or "
+        f"'METRIC: fail_if = \"{_SIGNIFICANTLY_WORSE}\"'"
+    )
+
+
+@attrs.frozen
+class GateConfig:
+    """What a ``[tool.ef-evaluation.check]`` table sets: the rules, and the options of
+    :func:`check` (``alpha``, ``test``, ``correction``; ``None`` when not set)."""
+
+    rules: tuple[GateRule, ...] = ()
+    alpha: float | None = None
+    test: str | None = None
+    correction: str | None = None
+    has_correction: bool = False
+
+    def updated(self, other: GateConfig) -> GateConfig:
+        """This config with ``other``'s rules added and its options, where set, winning."""
+        return GateConfig(
+            rules=(*self.rules, *other.rules),
+            alpha=other.alpha if other.alpha is not None else self.alpha,
+            test=other.test or self.test,
+            correction=other.correction if other.has_correction else self.correction,
+            has_correction=self.has_correction or other.has_correction,
+        )
+
+
+def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
+    """The rules and options of a ``[tool.ef-evaluation.check]`` table: ``alpha``, ``test``
+    and ``correction`` (``"none"`` for no correction) as keys, each metric a sub-table of
+    rules (``[tool.ef-evaluation.check."ndcg@10"]`` with ``min``, ``max_drop``, ``fail_if``).
+    """
+    rules: list[GateRule] = []
+    options: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            rules.extend(_rule(key, k, v, f"{where}: {key}.{k}") for k, v in value.items())
+        elif key == "alpha":
+            options["alpha"] = _number(value, f"{where}: alpha")
+        elif key == "test" and isinstance(value, str):
+            options["test"] = value
+        elif key == "correction" and isinstance(value, str):
+            options["correction"] = None if value == "none" else value
+            options["has_correction"] = True
+        else:
+            raise ValueError(
+                f"{where}: unknown key {key!r} = {value!r} (expected alpha, test, correction, "
+                "or a table of rules per metric)"
+            )
+    return GateConfig(rules=tuple(rules), **options)
+
+
+def read_gate_config(path: str | os.PathLike[str]) -> GateConfig:
+    """The gate's table in a TOML file: ``[tool.ef-evaluation.check]`` in a ``pyproject.toml``,
+    or the same table (or the whole file) in any other TOML file.
+
+    :raises ValueError: naming the file, for TOML that does not parse or a wrong rule.
+    """
+    name = os.fspath(path)
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{name}: not TOML: {error}") from error
+    table: Any = data
+    if "tool" in data or Path(name).name == "pyproject.toml":
+        table = data.get("tool", {}).get("ef-evaluation", {}).get("check")
+        if not isinstance(table, Mapping):
+            raise ValueError(f"{name}: no [tool.ef-evaluation.check] table")
+    return rules_from_table(table, name)

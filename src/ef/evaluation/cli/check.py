@@ -1,0 +1,205 @@
+"""``ef-eval check RUN --qrels QRELS --baseline BASELINE.json``: the quality gate.
+
+A thin layer over :func:`~ef.evaluation.check`: the run file is scored against the qrels with
+the metrics the rules name, then checked against the baseline report under the rules given by
+``--rule`` and by a ``[tool.ef-evaluation.check]`` table (``--config FILE``, else
+``pyproject.toml`` in the working directory when it has one). ``--update-baseline`` writes the
+run's report as the new baseline instead.
+
+Exit codes: 0 when every rule holds (or the baseline was written), 1 when a rule fails (a
+regression), 2 for a usage or input error (a bad command line, a file that cannot be read, a
+baseline made on other qrels, queries or options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ef.evaluation import (
+    CORRECTIONS,
+    CheckReport,
+    EvaluationError,
+    GateConfig,
+    RetrievalEvalReport,
+    check,
+    evaluate_run,
+    parse_rule,
+    read_gate_config,
+    read_report,
+    write_text_atomically,
+)
+from ef.evaluation.cli._arguments import (
+    add_judging_options,
+    add_missing_queries_option,
+    add_run_format_option,
+    retrieval_options,
+)
+from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+
+if TYPE_CHECKING:
+    from ef.evaluation.cli._common import Subparsers
+
+__all__ = ["EXIT_PASS", "EXIT_REGRESSION", "add_parser", "handle"]
+
+EXIT_PASS = 0
+"""Every rule holds, or the baseline was written."""
+EXIT_REGRESSION = 1
+"""A rule fails: the run is worse than the rules allow."""
+
+_TESTS = ("t-test", "randomization", "wilcoxon")
+_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+DESCRIPTION = """\
+Check a run against a saved baseline report under rules, for CI: floors ('ndcg@10 >= 0.60'),
+tolerated drops ('ndcg@10: max_drop = 0.01') and significance-aware regressions
+('ndcg@10: fail_if = "significantly_worse"': the paired test over the queries, corrected over
+the metrics under such a rule). Rules come from --rule and from a [tool.ef-evaluation.check]
+table (--config, else ./pyproject.toml). A baseline made on other qrels, queries or options is
+refused, naming what changed (--allow-changed-qrels compares on the common queries).
+--update-baseline writes the run's report as the baseline. Exit 0: pass; 1: a rule fails;
+2: usage or input error.
+"""
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register the ``check`` subcommand."""
+    parser = subparsers.add_parser(
+        "check", help="the quality gate: check a run against a baseline", description=DESCRIPTION
+    )
+    parser.add_argument("run", metavar="RUN", help="the run file to check")
+    parser.add_argument("--qrels", metavar="QRELS", required=True, help="the judgements")
+    parser.add_argument("--reader", metavar="NAME", help="read QRELS with this dataset reader")
+    parser.add_argument(
+        "--baseline", metavar="FILE", required=True, help="the baseline report (JSON)"
+    )
+    parser.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write the run's report to --baseline instead of checking",
+    )
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="RULE", help="a rule (repeatable)"
+    )
+    parser.add_argument("--config", metavar="FILE", help="a TOML file with the rules' table")
+    parser.add_argument("--alpha", type=float, help="the significance level (default 0.05)")
+    parser.add_argument("--test", choices=_TESTS, help="the paired test (default t-test)")
+    parser.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        help="the correction over the gated metrics (default holm)",
+    )
+    parser.add_argument(
+        "--allow-changed-qrels",
+        action="store_true",
+        help="compare on the common queries when the baseline's qrels or queries changed",
+    )
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary")
+    parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, a case per rule")
+    add_run_format_option(parser)
+    add_judging_options(parser)
+    add_missing_queries_option(parser, "a judged query missing from the run does: it scores 0")
+    parser.add_argument("--debug", action="store_true", help="show the traceback on failure")
+    parser.set_defaults(handler=handle)
+
+
+def _config(args: argparse.Namespace) -> GateConfig:
+    configs = []
+    if args.config is not None:
+        configs.append(read_gate_config(args.config))
+    elif Path("pyproject.toml").is_file():
+        try:
+            configs.append(read_gate_config("pyproject.toml"))
+        except ValueError as error:
+            if "no [tool.ef-evaluation.check] table" not in str(error):
+                raise
+    configs.append(
+        GateConfig(
+            rules=tuple(parse_rule(text) for text in args.rule),
+            alpha=args.alpha,
+            test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            has_correction=args.correction is not None,
+        )
+    )
+    config = GateConfig()
+    for each in configs:
+        config = config.updated(each)
+    return config
+
+
+def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
+    qrels = read_qrels(args.qrels, args.reader)
+    options = retrieval_options(args)
+    return evaluate_run(
+        args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+    )
+
+
+def _write(path: str, text: str) -> None:
+    with write_text_atomically(path) as sink:
+        sink.write(text)
+
+
+def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
+    if args.format == "json":
+        print(json.dumps({"passed": report.passed, **report.to_dict()}, indent=2))
+    else:
+        print(report.to_text(), end="")
+    if args.markdown:
+        _write(args.markdown, report.to_markdown())
+    if summary := os.environ.get(_SUMMARY):
+        with open(summary, "a", encoding="utf-8") as stream:
+            stream.write(report.to_markdown())
+    if args.junit:
+        _write(args.junit, report.to_junit())
+
+
+def _gate(args: argparse.Namespace) -> CheckReport | None:
+    config = _config(args)
+    if not config.rules:
+        raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
+    metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
+    current = _scored(args, metrics)
+    if args.update_baseline:
+        _write(args.baseline, current.to_json(indent=1) + "\n")
+        print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
+        return None
+    baseline = read_report(args.baseline)
+    if not isinstance(baseline, RetrievalEvalReport):
+        raise ValueError(f"{args.baseline}: a {type(baseline).__name__}, not a retrieval report")
+    options: dict[str, Any] = {"allow_changed_qrels": args.allow_changed_qrels}
+    if config.alpha is not None:
+        options["alpha"] = config.alpha
+    if config.test is not None:
+        options["test"] = config.test
+    if config.has_correction:
+        options["correction"] = config.correction
+    try:
+        return check(current, baseline, config.rules, **options)
+    except ValueError as error:
+        raise ValueError(f"{args.baseline}: {error}") from error
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Score the run, check it against the baseline, print and write the outputs."""
+    written = {"--markdown": args.markdown, "--junit": args.junit}
+    if not args.update_baseline:
+        check_outputs(written, [args.run, args.qrels, args.baseline])
+    try:
+        report = _gate(args)
+    except CliError as error:
+        raise CliError(str(error), exit_code=EXIT_USAGE) from error
+    except (ValueError, TypeError, OSError, EvaluationError) as error:
+        message = str(error)
+        if isinstance(error, OSError) and error.filename is not None and error.strerror:
+            message = f"{os.fsdecode(error.filename)}: {error.strerror}"
+        raise CliError(message, exit_code=EXIT_USAGE) from error
+    if report is None:
+        return EXIT_PASS
+    _outputs(args, report)
+    return EXIT_PASS if report.passed else EXIT_REGRESSION
