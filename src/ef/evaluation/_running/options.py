@@ -226,8 +226,7 @@ def _json_value(value: Any) -> Any:
 class RunnerOptions:
     """How the runner calls the retriever: concurrency, timeout, retries, failures, rate limit.
 
-    :param max_concurrency: how many queries may be in flight at once; ``None`` means
-        1 for a sync retriever and 16 for an async one (see :meth:`concurrency_for`).
+    :param max_concurrency: queries in flight at once; ``None``: 1 sync, 16 async.
     :param timeout: seconds allowed for each attempt, or ``None`` for no limit. A timed-out
         attempt raises :class:`TimeoutError`, so it is retried under the default ``retry_on``.
     :param retries: how many times a failed attempt is retried: at most ``retries + 1`` calls.
@@ -236,8 +235,7 @@ class RunnerOptions:
         :class:`QueryError`; ``"record"`` reports the failure and carries on.
     :param rate_limit: the most requests (attempts) per second, shared by every worker, or
         ``None``; starts are spaced ``1 / rate_limit`` apart, so the initial burst is one.
-    :param batch_size: queries per call of a retriever with a batch form (``search_batch``):
-        ``None`` takes its own ``batch_size``, else 32; 1 asks one query at a time.
+    :param batch_size: queries per ``search_batch`` call; ``None``: the retriever's, else 32.
     :param backoff_base: seconds; before retry ``n`` (counting from 1) the runner sleeps a
         uniform random time in ``[0, min(backoff_max, backoff_base * 2 ** (n - 1))]``.
     :param backoff_max: the cap on a single backoff sleep, in seconds.
