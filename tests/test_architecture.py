@@ -1,4 +1,5 @@
-"""The house in layers: the import graph of ``src/`` has no cycle and only points downwards.
+"""The house in layers: the import graph of ``src/`` has no cycle and only points downwards,
+and the plugins under ``plugins/`` reach ef through public names only, with no cycle either.
 
 The graph is built from the source text, not from what happens to be imported at run time, so a
 lazy import inside a function counts exactly like one at the top of a module, and so does an
@@ -211,14 +212,41 @@ def test_no_import_cycle():
     assert cycles(GRAPH) == []
 
 
-def test_no_import_from_a_lower_layer_to_a_higher_one():
-    upward = [
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of ``graph`` from a lower layer to a higher one, as ``importer -> target``."""
+    return [
         f"{importer} -> {target}"
-        for importer, targets in sorted(GRAPH.items())
+        for importer, targets in sorted(graph.items())
         for target in sorted(targets)
         if position(target) > position(importer)
     ]
-    assert upward == []
+
+
+def test_no_import_from_a_lower_layer_to_a_higher_one():
+    assert upward_imports(GRAPH) == []
+
+
+def test_the_cycle_and_layer_checks_see_a_planted_fault_in_a_source_tree(tmp_path):
+    # The same functions as on src/, run on a tree of its shape with a fault planted in it.
+    package = tmp_path / "ef" / "evaluation"
+    for folder in ("_scoring", "_running"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text('"""A layer."""\n')
+    (package / "__init__.py").write_text("from ef.evaluation._running.loop import run\n")
+    (package / "_running" / "loop.py").write_text(
+        "from ef.evaluation._scoring import walk\ndef run():\n    return walk\n"
+    )
+    (package / "_scoring" / "walk.py").write_text(
+        "import importlib\n"
+        "def later():\n"  # a lazy import by name: an upward edge and a cycle all the same
+        "    return importlib.import_module('ef.evaluation._running.loop')\n"
+    )
+    graph = import_graph(module_files(tmp_path))
+    assert cycles(graph) == [["ef.evaluation._running.loop", "ef.evaluation._scoring.walk"]]
+    assert upward_imports(graph) == ["ef.evaluation._scoring.walk -> ef.evaluation._running.loop"]
+    (package / "_scoring" / "walk.py").write_text("def later():\n    return 1\n")
+    graph = import_graph(module_files(tmp_path))
+    assert cycles(graph) == [] and upward_imports(graph) == []
 
 
 def test_every_module_has_a_layer_and_every_layer_package_a_docstring():
@@ -475,11 +503,16 @@ def test_exception_modules_are_documented():
 # names only: ``ef.evaluation``, ``ef.evaluation.extending``, ``ef.evaluation.testing``,
 # ``ef.segments``, ``ef.source_manager``. An import of ``ef._…`` or ``ef.evaluation._…`` — at
 # the top, inside a function, under ``TYPE_CHECKING``, through ``importlib.import_module("…")``,
-# or in the text of code run in another process — would break on the next internal change.
+# or in the text of code run in another process — would break on the next internal change. So
+# would a private name reached through a public import (``ef.evaluation._plugins.HOST`` after
+# ``import ef.evaluation``, ``getattr(evaluation, "_running")``) or named by a string
+# (``monkeypatch.setattr("ef.evaluation._plugins.HOST", …)``, ``sys.modules["ef._segmenting"]``).
 # A plugin's own private modules (``ef_evaluation_ray._hits``) are its business.
 
 PLUGINS = SRC.parent / "plugins"
 _IMPORT_IN_TEXT = re.compile(r"\b(?:from|import)\s+(ef(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+# A whole string that is a dotted name in ef, ``pkgutil.resolve_name``'s ``module:attr`` too.
+_DOTTED_EF_NAME = re.compile(r"ef(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
 
 
 def is_private_name(dotted: str) -> bool:
@@ -506,6 +539,7 @@ def private_imports(path: pathlib.Path, root: pathlib.Path) -> list[str]:
         return module or "" if not level else f"{base}.{module}" if module else base
 
     where = path.relative_to(PLUGINS.parent) if path.is_relative_to(PLUGINS.parent) else path
+    bound = ef_bindings(tree, resolve)
     found: set[tuple[int, str]] = set()
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -513,8 +547,54 @@ def private_imports(path: pathlib.Path, root: pathlib.Path) -> list[str]:
                  for base_and in (base, *names)]  # fmt: skip
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             named += _IMPORT_IN_TEXT.findall(node.value)
+            if _DOTTED_EF_NAME.fullmatch(node.value):
+                named.append(node.value.replace(":", "."))
+        if reached := name_reached(node, bound):
+            named.append(reached)
         found.update((line, dotted) for dotted in named if is_private_name(dotted))
     return [f"{where}:{line} {dotted}" for line, dotted in sorted(found)]
+
+
+def ef_bindings(tree: ast.AST, resolve: Callable[[str | None, int], str]) -> dict[str, str]:
+    """Each local name an import in ``tree`` binds to something of ef, with what it names:
+    ``import ef.evaluation`` binds ``ef``, ``from ef import evaluation as ev`` binds ``ev`` to
+    ``ef.evaluation``. Every scope counts alike: a checker may see too much, never too little."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                first = alias.name.partition(".")[0]
+                bound[alias.asname or first] = alias.name if alias.asname else first
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve(node.module, node.level)
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return {local: dotted for local, dotted in bound.items() if dotted.split(".")[0] == "ef"}
+
+
+def name_reached(node: ast.AST, bound: dict[str, str]) -> str | None:
+    """The dotted name of ef that ``node`` reaches when it is an attribute chain, or a
+    ``getattr(…, "literal")``, starting at a local name ``bound`` to something of ef."""
+    attributes: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            attributes.append(node.args[1].value)
+            node = node.args[0]
+        else:
+            break
+    if not attributes or not isinstance(node, ast.Name) or node.id not in bound:
+        return None
+    return ".".join([bound[node.id], *reversed(attributes)])
 
 
 def plugin_roots(plugins: pathlib.Path = PLUGINS) -> list[pathlib.Path]:
@@ -527,12 +607,30 @@ def plugin_roots(plugins: pathlib.Path = PLUGINS) -> list[pathlib.Path]:
     ]
 
 
+def plugin_python_files(plugins: pathlib.Path = PLUGINS) -> list[tuple[pathlib.Path, pathlib.Path]]:
+    """Every Python file (``.py``, ``.pyi``) of every plugin distribution — sources, tests,
+    build scripts, stubs — with the folder its module names start from (``src/``, ``tests/``,
+    or the distribution's own folder). Caches and build output are left out."""
+    left_out = ("__pycache__", "build", "dist")
+    found = []
+    for distribution in sorted(path for path in plugins.iterdir() if path.is_dir()):
+        for path in sorted(distribution.rglob("*")):
+            inside = path.relative_to(distribution).parts
+            if path.suffix not in (".py", ".pyi") or any(
+                part.startswith(".") or part.endswith(".egg-info") or part in left_out
+                for part in inside[:-1]
+            ):
+                continue
+            nested = len(inside) > 1 and inside[0] in ("src", "tests")
+            found.append((path, distribution / inside[0] if nested else distribution))
+    return found
+
+
 def private_imports_under(plugins: pathlib.Path = PLUGINS) -> list[str]:
-    """Every private name of ef imported anywhere in the plugins' sources and tests."""
+    """Every private name of ef reached anywhere in the plugins' Python files."""
     return [
         found
-        for root in plugin_roots(plugins)
-        for path in sorted(root.rglob("*.py"))
+        for path, root in plugin_python_files(plugins)
         for found in private_imports(path, root)
     ]
 
@@ -619,3 +717,42 @@ def test_the_cycle_check_sees_a_planted_cycle_in_a_plugin(tmp_path):
     }
     (package / "b.py").write_text("def later():\n    return 1\n")
     assert plugin_cycles(tmp_path) == {}
+
+
+def test_the_private_import_check_sees_private_names_reached_through_public_ones(tmp_path):
+    distribution = tmp_path / "ef-evaluation-fake"
+    tests = distribution / "tests"
+    tests.mkdir(parents=True)
+    (distribution / "setup.py").write_text("from ef._version import VERSION\n")
+    (distribution / "build" / "lib").mkdir(parents=True)  # build output: not the plugin's code
+    (distribution / "build" / "lib" / "copy.py").write_text("from ef._version import VERSION\n")
+    (tests / "test_reach.py").write_text(
+        "import pkgutil, sys\n"
+        "import ef.evaluation\n"
+        "import ef.evaluation as evaluation\n"
+        "from ef import evaluation as ev\n"
+        "from ef.evaluation import registry\n"
+        "HOST = ef.evaluation._plugins.HOST\n"
+        "RUNNING = evaluation._running\n"
+        "SCORING = getattr(ev, '_scoring')\n"
+        "INNER = registry._loaded\n"
+        "PUBLIC = ef.evaluation.extending.whole_documents, ev.__version__, sys._getframe\n"
+        "def test_patched(monkeypatch):\n"
+        "    monkeypatch.setattr('ef.evaluation._plugins.HOST', None)\n"
+        "    del sys.modules['ef._segmenting']\n"
+        "    return pkgutil.resolve_name('ef._bm25_index:Bm25Index')\n"
+        "NOTE = 'see ef.evaluation._plugins'\n"  # prose, not a name
+    )
+    test = f"{tmp_path}/ef-evaluation-fake/tests/test_reach.py"
+    assert private_imports_under(tmp_path) == [
+        f"{tmp_path}/ef-evaluation-fake/setup.py:1 ef._version",
+        f"{tmp_path}/ef-evaluation-fake/setup.py:1 ef._version.VERSION",
+        f"{test}:6 ef.evaluation._plugins",
+        f"{test}:6 ef.evaluation._plugins.HOST",
+        f"{test}:7 ef.evaluation._running",
+        f"{test}:8 ef.evaluation._scoring",
+        f"{test}:9 ef.evaluation.registry._loaded",
+        f"{test}:12 ef.evaluation._plugins.HOST",
+        f"{test}:13 ef._segmenting",
+        f"{test}:14 ef._bm25_index.Bm25Index",
+    ]
