@@ -164,6 +164,7 @@ def _with_manifest(report, **changes):
         ({"fingerprints": {"queries": "sha256:other"}}, "queries"),
         ({"parameters": {"relevance_level": 2}}, "option relevance_level"),
         ({"parameters": {"judged_only": True}}, "option judged_only"),
+        ({"parameters": {"depth": 5}}, "option depth"),
     ],
 )
 def test_a_baseline_made_on_other_inputs_is_refused_naming_what_changed(changes, named):
@@ -173,6 +174,12 @@ def test_a_baseline_made_on_other_inputs_is_refused_naming_what_changed(changes,
     baseline = _with_manifest(BASELINE, **changes)
     with pytest.raises(ValueError, match=named):
         check(current, baseline, RULES)
+
+
+def test_a_run_cut_to_another_depth_is_refused_against_its_baseline():
+    cut = evaluate_run(BASE, QRELS, metrics=["ndcg@10", "recall@10"], k_values=(1,), depth=5)
+    with pytest.raises(ValueError, match=r"option depth \(None in the baseline, 5 now\)"):
+        check(cut, BASELINE, RULES)
 
 
 def test_changed_qrels_allowed_compare_the_common_queries_and_say_so():

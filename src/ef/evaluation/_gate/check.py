@@ -14,12 +14,18 @@ from ef.evaluation._report.reports import RetrievalEvalReport
 
 __all__ = ["VALUE_OPTIONS", "changed_inputs", "check"]
 
-VALUE_OPTIONS = ("relevance_level", "judged_only", "ignore_identical_ids", "missing_queries")
+VALUE_OPTIONS = (
+    "relevance_level",
+    "judged_only",
+    "ignore_identical_ids",
+    "missing_queries",
+    "depth",
+)
 """The recorded options that change a metric's value: a baseline made under others is
 refused (the cutoffs and metric list only say which values were computed)."""
 
 # Recorded only when not the default.
-_DEFAULTS: dict[str, Any] = {"relevance_level": None, "judged_only": False}
+_DEFAULTS: dict[str, Any] = {"relevance_level": None, "judged_only": False, "depth": None}
 _GATE_TESTS = ("t-test", "randomization", "wilcoxon")
 
 
