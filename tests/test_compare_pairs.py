@@ -150,6 +150,18 @@ def test_pairs_render_as_square_tables(report):
     assert "Tukey's HSD over the 4 systems" in latex
 
 
+def test_a_baseline_comparison_by_tukey_renders_in_every_format():
+    against = compare(RUNS, QRELS, baseline="bm25", metrics=METRICS[:1], tests=("tukey",))
+    names = list(SYSTEMS)
+    values = [against.per_query[name][q]["ndcg@10"] for name in names for q in QRELS]
+    theirs = pairwise_tukeyhsd(values, [name for name in names for _ in QRELS])
+    pairs = list(itertools.combinations(theirs.groupsunique, 2))
+    p = dict(zip(pairs, theirs.pvalues, strict=True))[("bm25", "splade")]
+    assert against.comparison("splade", "ndcg@10").p_values["tukey"] == pytest.approx(p, abs=1e-6)
+    for text in (against.to_markdown(), against.to_latex()):
+        assert "Tukey's HSD" in text
+
+
 def test_the_report_round_trips_through_json(report):
     again = ComparisonReport.from_json(report.to_json())
     assert again == report and again.baseline is None

@@ -64,6 +64,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ef.evaluation._compare.render_pairs import CORRECTION_NAMES as _CORRECTION_NAMES
+from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
+from ef.evaluation._compare.render_pairs import TEST_NAMES as _TEST_NAMES
 from ef.evaluation._compare.render_pairs import family_clause, p_value_latex, p_value_markdown
 from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
 from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
@@ -74,22 +77,6 @@ if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from ef.evaluation._compare.report import ComparisonReport
 
 __all__ = ["caption", "to_details_table", "to_latex", "to_markdown", "to_table"]
-
-_DAGGER = "†"
-
-
-_TEST_NAMES = {
-    "t-test": "paired t-test",
-    "randomization": "paired randomisation test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "bootstrap": "paired bootstrap",
-}
-
-_CORRECTION_NAMES = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "bh": "Benjamini–Hochberg",
-}
 
 
 def _deciding_test(report: ComparisonReport, test: str | None) -> str:

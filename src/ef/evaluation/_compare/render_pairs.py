@@ -33,16 +33,27 @@ if TYPE_CHECKING:  # annotations only: the report's methods import this module
 
     from ef.evaluation._compare.report import ComparisonReport
 
-__all__ = ["family_clause", "p_value_caption", "p_value_latex", "p_value_markdown", "p_value_table"]
+__all__ = [
+    "CORRECTION_NAMES",
+    "DAGGER",
+    "TEST_NAMES",
+    "family_clause",
+    "p_value_caption",
+    "p_value_latex",
+    "p_value_markdown",
+    "p_value_table",
+]
 
-_DAGGER = "†"
-_TEST_NAMES = {
+DAGGER = "†"
+TEST_NAMES = {
     "t-test": "paired t-test",
     "randomization": "paired randomisation test",
     "wilcoxon": "Wilcoxon signed-rank test",
+    "bootstrap": "paired bootstrap",
     "tukey": "Tukey's HSD",
 }
-_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini–Hochberg"}
+"""What each significance test is called in captions, in every format."""
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini–Hochberg"}
 
 
 def _p_test(report: ComparisonReport, test: str | None) -> str:
@@ -56,14 +67,14 @@ def _p_test(report: ComparisonReport, test: str | None) -> str:
 
 def family_clause(report: ComparisonReport, test: str) -> str:
     """How the p-values of ``test`` were made: the test and the family it was corrected over."""
-    name = _TEST_NAMES.get(test, test)
+    name = TEST_NAMES.get(test, test)
     if test == "tukey":
         return f"{name} over the {len(report.systems)} systems of each metric"
     if test == "randomization":
         name += f", {report.n_permutations:,} permutations, seed {report.seed}"
     if report.correction is None:
         return f"two-sided {name}; no correction"
-    correction = _CORRECTION_NAMES[report.correction]
+    correction = CORRECTION_NAMES[report.correction]
     n_metrics = len(report.metrics)
     if report.baseline is None:
         n = len(report.systems)
@@ -127,7 +138,7 @@ _LATEX_SPECIALS = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     "α": r"$\alpha$",
-    _DAGGER: r"$^\dagger$",
+    DAGGER: r"$^\dagger$",
     "–": "--",
 }
 
