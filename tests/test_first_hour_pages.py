@@ -12,29 +12,20 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ef.evaluation import evaluate_retrieval, read_beir
+from test_html_browser import chromium, column, screenshots
+
+__all__ = ["chromium", "screenshots"]  # the browser tests' one Chromium and picture folder
 
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 ENV = {**os.environ, "EF_EVALUATION_PLUGINS": ""}
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1200,1500",
-)
 SAMPLES = [
     {
         "user_input": "capital of France?",
@@ -66,28 +57,6 @@ def ef_eval(*args: object, cwd: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "1")
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
-        driver.execute_cdp_cmd("Network.enable", {})
-        driver.execute_cdp_cmd(
-            "Network.emulateNetworkConditions",
-            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
-        )
-        yield driver
-    finally:
-        driver.quit()
-
-
 def open_page(driver: webdriver.Chrome, page: Path) -> None:
     """Load ``page`` from disk, wait for its script, and check the console stayed clean."""
     driver.get_log("browser")
@@ -96,27 +65,6 @@ def open_page(driver: webdriver.Chrome, page: Path) -> None:
         lambda d: d.execute_script("return document.body.dataset.ready")
     )
     assert [entry for entry in driver.get_log("browser") if entry["level"] != "INFO"] == []
-
-
-def column(driver: webdriver.Chrome, name: str) -> list[str]:
-    """The shown cells of the per-query table's column ``name``, top to bottom."""
-    script = (
-        "const heads = [...document.querySelectorAll('#queries th')].map(th => th.dataset.column);"
-        "const index = heads.indexOf(arguments[0]);"
-        "return [...document.querySelectorAll('#queries tbody tr')]"
-        "  .map(tr => tr.children[index].textContent);"
-    )
-    cells: list[str] = driver.execute_script(script, name)
-    return cells
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the pages' pictures go: ``EF_HTML_SCREENSHOTS`` (the docs' are taken this way)."""
-    named = os.environ.get("EF_HTML_SCREENSHOTS")
-    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture(scope="module")

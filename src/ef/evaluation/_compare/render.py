@@ -67,7 +67,12 @@ from typing import TYPE_CHECKING
 from ef.evaluation._compare.render_pairs import CORRECTION_NAMES as _CORRECTION_NAMES
 from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
 from ef.evaluation._compare.render_pairs import TEST_NAMES as _TEST_NAMES
-from ef.evaluation._compare.render_pairs import family_clause, p_value_latex, p_value_markdown
+from ef.evaluation._compare.render_pairs import (
+    family_clause,
+    latex_table,
+    p_value_latex,
+    p_value_markdown,
+)
 from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
 from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
 
@@ -233,22 +238,7 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
 
 
 def _latex_table(report: ComparisonReport, test: str, header: str, body: list[str]) -> str:
-    return "\n".join(
-        [
-            r"\begin{table}[t]",
-            r"  \centering",
-            rf"  \caption{{{_latex_escape(caption(report, test))}}}",
-            rf"  \begin{{tabular}}{{l{'r' * len(report.metrics)}}}",
-            r"    \toprule",
-            f"    {header} \\\\",
-            r"    \midrule",
-            *body,
-            r"    \bottomrule",
-            r"  \end{tabular}",
-            r"\end{table}",
-            "",
-        ]
-    )
+    return latex_table(caption(report, test), len(report.metrics), header, body)
 
 
 def to_table(

@@ -38,6 +38,7 @@ __all__ = [
     "DAGGER",
     "TEST_NAMES",
     "family_clause",
+    "latex_table",
     "p_value_caption",
     "p_value_latex",
     "p_value_markdown",
@@ -156,12 +157,19 @@ def p_value_latex(report: ComparisonReport, metric: str, test: str | None = None
         "    " + " & ".join([latex_escape(system), *map(latex_escape, cells)]) + r" \\"
         for system, cells in zip(report.systems, _cells(report, metric, test), strict=True)
     ]
+    caption = p_value_caption(report, metric, test)
+    return latex_table(caption, len(report.systems), header, body)
+
+
+def latex_table(caption: str, columns: int, header: str, body: list[str]) -> str:
+    """A booktabs LaTeX ``table``: ``caption`` (escaped here), a label column and ``columns``
+    right-aligned ones, the ``header`` row and the ``body`` rows (each ending in ``\\\\``)."""
     return "\n".join(
         [
             r"\begin{table}[t]",
             r"  \centering",
-            rf"  \caption{{{latex_escape(p_value_caption(report, metric, test))}}}",
-            rf"  \begin{{tabular}}{{l{'r' * len(report.systems)}}}",
+            rf"  \caption{{{latex_escape(caption)}}}",
+            rf"  \begin{{tabular}}{{l{'r' * columns}}}",
             r"    \toprule",
             f"    {header} \\\\",
             r"    \midrule",
