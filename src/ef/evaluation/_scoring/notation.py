@@ -55,6 +55,16 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "f1": ("F1", ()),
     "hits": ("Hits", ()),
     "RPrec": ("Rprec", ()),
+    # ndeval's names of the diversity measures, and the issue tracker's S-recall.
+    "alpha-nDCG": ("alpha_nDCG", ()),
+    "alpha-DCG": ("alpha_DCG", ()),
+    "ERR-IA": ("ERR_IA", ()),
+    "nERR-IA": ("nERR_IA", ()),
+    "P-IA": ("P_IA", ()),
+    "strec": ("StRecall", ()),
+    "S-recall": ("StRecall", ()),
+    "MAP-IA": ("AP_IA", ()),
+    "MAP_IA": ("AP_IA", ()),
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 

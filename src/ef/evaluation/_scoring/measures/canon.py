@@ -14,7 +14,7 @@ import attrs
 
 from ef.evaluation._scoring.aggregation import Aggregation
 from ef.evaluation._scoring.domains import CUTOFF, Domain, choice, integer, number
-from ef.evaluation._scoring.measures import beyond, cut, gains, incomplete, sets, uncut
+from ef.evaluation._scoring.measures import beyond, cut, diversity, gains, incomplete, sets, uncut
 from ef.evaluation._scoring.measures.param_domains import FLAG, GAINS
 from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
 from ef.evaluation._scoring.measures.views import judged_only_view, regraded
@@ -55,6 +55,8 @@ JUDGED = Param(
 )
 GAIN_TABLE = Param("gains", GAINS, None, "the gain of each grade; other grades keep their value")
 ERR_MAX = Param("max_rel", integer(1, 1000), 4, "the largest grade: 2**max_rel scales ERR's grades")
+ALPHA = Param("alpha", number(0, 1), 0.5, "redundancy intolerance: novelty discount per repeat")
+BETA = Param("beta", number(0, 1), 0.5, "patience: NRBP's decay per rank")
 RECALL_LEVEL = number(0, 1)
 """IPrec's cutoff: a recall level (trec_eval's ``iprec_at_recall`` reads levels in [0, 1])."""
 R_MULTIPLE = number(0)
@@ -155,6 +157,7 @@ def _c(
 
 
 _TREC = "trec_eval"
+_NDEVAL = "ndeval (ir_measures' pyndeval provider)"
 CANON: dict[str, Canon] = {
     canon.name: canon
     for canon in (
@@ -232,6 +235,32 @@ CANON: dict[str, Canon] = {
            "documents retrieved (summed)", ("NumRet", "num_ret"), aggregation="sum"),
         _c("NumQ", _one(sets.num_q), "none", (), _TREC + " m_num_q.c",
            "queries scored (summed)", ("NumQ", "num_q"), aggregation="sum"),
+        _c("alpha_nDCG", lambda f, k, p: diversity.alpha_ndcg(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "novelty-discounted DCG over that of the ideal ranking",
+           ("alpha_nDCG@10", "alpha-nDCG@20", "alpha_nDCG(alpha=0.25)@10")),
+        _c("alpha_DCG", lambda f, k, p: diversity.alpha_dcg(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "novelty-discounted DCG, normalised by ndeval's "
+           "every-subtopic-at-every-rank ranking", ("alpha_DCG@10", "alpha-DCG@20")),
+        _c("ERR_IA", lambda f, k, p: diversity.err_ia(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "intent-aware expected reciprocal rank, normalised "
+           "as alpha_DCG", ("ERR_IA@20", "ERR-IA@20")),
+        _c("nERR_IA", lambda f, k, p: diversity.nerr_ia(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "intent-aware ERR over that of the ideal ranking",
+           ("nERR_IA@20", "nERR-IA@20")),
+        _c("NRBP", lambda f, k, p: diversity.nrbp(f, p["alpha"], p["beta"]), "none",
+           (REL, ALPHA, BETA), _NDEVAL, "novelty- and rank-biased precision",
+           ("NRBP", "NRBP(alpha=0.5,beta=0.8)")),
+        _c("nNRBP", lambda f, k, p: diversity.nnrbp(f, p["alpha"], p["beta"]), "none",
+           (REL, ALPHA, BETA), _NDEVAL, "NRBP over that of the ideal ranking", ("nNRBP",)),
+        _c("P_IA", lambda f, k, p: diversity.p_ia(f, k), "required", (REL, JUDGED), _NDEVAL,
+           "intent-aware precision: subtopic relevances in the top k, over k times subtopics",
+           ("P_IA@10", "P-IA@10")),
+        _c("StRecall", lambda f, k, p: diversity.subtopic_recall(f, k), "required", (REL,),
+           _NDEVAL, "subtopic recall: subtopics covered in the top k, over subtopics",
+           ("StRecall@10", "strec@10", "S-recall@10")),
+        _c("AP_IA", lambda f, k, p: diversity.ap_ia(f), "none", (REL, JUDGED), _NDEVAL,
+           "intent-aware average precision: AP per subtopic, averaged",
+           ("AP_IA", "MAP-IA", "MAP_IA")),
         _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL, JUDGED),
            _TREC + " m_iprec_at_recall.c", "interpolated precision at a recall level",
            ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"),
