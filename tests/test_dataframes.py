@@ -186,9 +186,8 @@ def test_a_run_of_sets_is_a_type_error():
         [("q1", "d1", 1.0)],
         {("q1", "d1")},
         {"q1": {"d1", "d2"}},
-        "qrels.txt",
     ],
-    ids=["no grade column", "series", "array", "tuples", "set", "dict of sets", "path"],
+    ids=["no grade column", "series", "array", "tuples", "set", "dict of sets"],
 )
 def test_every_wrong_qrels_shape_is_a_type_error(qrels):
     with pytest.raises(TypeError, match=r"relevance"):

@@ -185,7 +185,7 @@ def test_compare_resolves_any_spelling() -> None:
         ("RBP(p=1.5)", r"parameter 'p' must be a finite number in \(0, 1\), got '1.5'"),
         ("RBP(p=1)", r"parameter 'p' must be a finite number in \(0, 1\), got '1'"),
         ("nDCG(dcg='exp')@10", r"parameter 'dcg' must be one of 'log2', 'exp-log2', got 'exp'"),
-        ("P(foo=1)@5", r"P takes rel; unknown parameter\(s\) 'foo'"),
+        ("P(foo=1)@5", r"P takes rel, judged_only; unknown parameter\(s\) 'foo'"),
         ("ERR", r"ERR needs a cutoff, such as 'ERR@20'"),
         ("Rprec@10", r"Rprec takes no cutoff"),
         ("P@0", r"parameter 'cutoff' must be an int in \[1, 2\*\*63 - 1\], got '0'"),

@@ -70,6 +70,7 @@ from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
 from ef.evaluation._io.builtin_datasets import resolve_builtin
+from ef.evaluation._io.diversity_qrels import read_diversity_qrels
 from ef.evaluation._io.overwrite import overwritten_input
 from ef.evaluation._io.rag_samples import read_rag_samples
 from ef.evaluation._io.runs import write_run
@@ -107,6 +108,7 @@ from ef.evaluation._running.evaluate import (
 )
 from ef.evaluation._running.journal import journal_to_trec_run
 from ef.evaluation._running.run_files import read_run, read_trec_run
+from ef.evaluation._scoring.measures.subtopics import SubtopicJudgements, subtopic_judgements
 from ef.evaluation._scoring.metrics import (
     average_precision,
     dcg_at_k,
@@ -181,6 +183,7 @@ __all__ = [
     "RetrievalMetric",
     "RuleResult",
     "Run",
+    "SubtopicJudgements",
     "as_ragas_dataset",
     "average_precision",
     "check",
@@ -208,6 +211,7 @@ __all__ = [
     "precision_at_k",
     "read_beir",
     "read_dataset",
+    "read_diversity_qrels",
     "read_gate_config",
     "read_rag_samples",
     "read_report",
@@ -219,6 +223,7 @@ __all__ = [
     "redact_url",
     "registry",
     "resolve_builtin",
+    "subtopic_judgements",
     "token_f1",
     "write_beir",
     "write_run",

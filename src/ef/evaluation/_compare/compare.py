@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 
 from ef.evaluation._compare import rag as _rag_pairs
@@ -11,6 +12,7 @@ from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.pairing import paired_values, system_per_query
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._compare.rows import comparison_rows
+from ef.evaluation._io.qrels import read_qrels
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._scoring.run_queries import MissingQueries, check_missing_queries
@@ -56,7 +58,7 @@ def _check_options(
 
 def compare(
     systems: Mapping[str, RetrievalEvalReport | RagEvalReport | Run],
-    qrels: Qrels | None = None,
+    qrels: Qrels | str | os.PathLike[str] | None = None,
     *,
     baseline: str | None = None,
     metrics: Sequence[str] | None = None,
@@ -112,7 +114,8 @@ def compare(
     (identical systems give p = 1, effect 0 and the interval (0, 0)).
 
     :param systems: system name → report or run; the baseline is one of them.
-    :param qrels: the judgements that score the runs (unused for reports).
+    :param qrels: the judgements that score the runs (unused for reports), or a qrels file's
+        path (TREC or BEIR form), read once.
     :param baseline: the name of the system the others are compared with; ``None`` compares
         every pair.
     :param metrics: the metric keys to compare (``"ndcg@10"``, ``"map@100"``, ``"bpref"``, or
@@ -162,6 +165,8 @@ def compare(
     names = (
         list(systems) if baseline is None else [baseline, *(n for n in systems if n != baseline)]
     )
+    if isinstance(qrels, str | os.PathLike):
+        qrels = read_qrels(qrels)
     scoring = {
         "relevance_level": relevance_level,
         "judged_only": judged_only,

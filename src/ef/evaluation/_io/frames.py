@@ -14,9 +14,11 @@ the query id (``query``, its text, is a weaker alias) and ``docno`` as the doc i
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._io.qrels import read_qrels
 from ef.evaluation._io.scores import SCORE_EXPECTED, check_run, score_problem
 from ef.evaluation._scoring.grades import finite_numbers
 
@@ -113,10 +115,13 @@ rank) columns
 
 
 def as_qrels(qrels: object, what: str = "qrels") -> Mapping[str, Mapping[str, float]]:
-    """``qrels`` as a mapping of mappings: itself, or the rows of a DataFrame or Table.
+    """``qrels`` as a mapping of mappings: itself, the rows of a DataFrame or Table, or the
+    judgements of a qrels file given by path (TREC or BEIR form, :func:`read_qrels`).
 
     :raises TypeError: for anything else, or a query whose judgements are no mapping (a set
         of doc ids, a list), naming the accepted types.
+    :raises FileNotFoundError: for a path that does not exist.
+    :raises DatasetFormatError: for a bad line of a qrels file, naming the file and line.
 
     >>> as_qrels({"q1": {"d1"}})
     Traceback (most recent call last):
@@ -127,6 +132,8 @@ relevance columns
     """
     if is_frame(qrels):
         return qrels_from_frame(qrels, what)
+    if isinstance(qrels, str | os.PathLike):
+        return read_qrels(qrels)
     if not isinstance(qrels, Mapping):
         raise TypeError(f"{what} is a {describe_type(qrels)}; expected {ACCEPTED_QRELS}")
     for query_id, judgements in qrels.items():

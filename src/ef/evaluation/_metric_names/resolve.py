@@ -21,6 +21,7 @@ from ef.evaluation._plugins.registry import CORE_PLUGIN, RetrievalMetric
 from ef.evaluation._scoring.domains import CUTOFF, like
 from ef.evaluation._scoring.measures.canon import CANON, Measure
 from ef.evaluation._scoring.measures.family import Family
+from ef.evaluation._scoring.measures.named_sets import named_set, spelled_out
 from ef.evaluation._scoring.measures.summary import QueryFacts
 from ef.evaluation._scoring.notation import Notation, measure_of, parse
 from ef.evaluation._scoring.steps import MetricStep
@@ -136,9 +137,13 @@ def resolve_names(
         raise TypeError(f"metric names must be str, got {bad[0]!r}")
     out: list[Any] = []
     groups: dict[Measure, list[str]] = {}
-    for written in dict.fromkeys(names):
+    for written in dict.fromkeys(spelled_out(names)):
         if written in metrics:
             out.append(metrics[written])
+            continue
+        named = named_set(written)  # trec_eval's all_trec, official
+        if named is not None:
+            out.extend(_as_metric(family, CORE_PLUGIN) for family in named)
             continue
         measure, family, plugin = _notation(written, metrics)
         if measure is not None:
@@ -180,7 +185,10 @@ def check_keys(keys: Sequence[str], metrics: Mapping[str, RetrievalMetric]) -> N
     if isinstance(keys, str):
         keys = [keys]
     for key in keys:
-        [metric] = resolve_names([key], metrics)
+        resolved = resolve_names([key], metrics)
+        if len(resolved) != 1:
+            raise ValueError(f"metric key {key!r} names {len(resolved)} measures: name one")
+        [metric] = resolved
         family = metric.family
         if family is None and not metric.cutoff:
             continue  # a plugin's metric without a cutoff: reported under its name

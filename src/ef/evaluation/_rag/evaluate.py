@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._io.frames import is_frame
+from ef.evaluation._io.rag_frames import samples_from_frame
 from ef.evaluation._plugins import rag_metric_functions, registry
 from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._rag.sample_ids import check_ids, sample_ids
@@ -153,7 +155,10 @@ def evaluate_rag(
     ``per_sample`` keeps every sample's values, with ``None`` where a metric did not apply.
     Metric names are looked up among the built-ins and the installed plugins' RAG metrics.
 
-    :param samples: an iterable of :class:`RagSample`\\ s (or plain mappings of the same shape).
+    :param samples: an iterable of :class:`RagSample`\\ s (or plain mappings of the same shape),
+        or a pandas or polars DataFrame or pyarrow Table with a row per sample and a column
+        per field, as Ragas' ``EvaluationDataset.from_pandas`` takes (a missing value is a
+        field the sample lacks).
     :param metrics: which metrics to compute — any of ``exact_match`` / ``token_f1`` /
         ``context_recall`` / ``context_precision`` / ``non_empty_rate``. The reference-based
         ones skip samples that carry no ``reference``.
@@ -180,6 +185,8 @@ def evaluate_rag(
     0.5
     """
     functions = _resolve(metrics)
+    if is_frame(samples):  # Ragas' from_pandas shape: a row per sample, a column per field
+        samples = samples_from_frame(samples)
     checked_ids = None if ids is None else check_ids(ids)
     user_inputs: list[str | None] = []
     values: dict[str, list[float]] = {name: [] for name in functions}

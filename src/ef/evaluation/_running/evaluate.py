@@ -350,7 +350,8 @@ def evaluate_run(
     (:func:`read_run`) are read whole.
 
     :param run: the rankings or scores per query, a DataFrame, or a run file's path.
-    :param qrels: the relevance judgements, as a mapping or a DataFrame.
+    :param qrels: the relevance judgements: a mapping, a DataFrame, or a qrels file's path
+        (TREC or BEIR form).
     :param k_values: the rank cutoffs.
     :param metrics: metric names (built-in or plugin).
     :param ignore_identical_ids: drop doc ids equal to the query id.

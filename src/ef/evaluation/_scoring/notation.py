@@ -25,14 +25,17 @@ from ef.evaluation._scoring.measures.canon import CANON, Canon, Measure
 __all__ = ["TREC_NAMES", "Notation", "measure_of", "parse"]
 
 _NAMED = re.compile(
-    r"(?P<name>[A-Za-z][A-Za-z0-9_]*)"
+    r"(?P<name>[A-Za-z][A-Za-z0-9_-]*)"
     r"(?:\((?P<params>[^()]*)\))?"
     r"(?:@(?P<cutoff>[0-9]+(?:\.[0-9]+)?))?"
 )
 _TREC = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_]*?)[._](?P<cutoff>[0-9]+(?:\.[0-9]+)?)")
 _PARAM = re.compile(
-    r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*"
+    r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
+    r"(?P<value>'[^']*'|\"[^\"]*\"|\{[^{}]*\}|[^,{}]*?)\s*"
 )
+_PARTS = re.compile(r"(?:[^,{'\"]|\{[^{}]*\}|'[^']*'|\"[^\"]*\")+")
+"""A parameter: commas inside a table of gains ``{0: 0, 1: 1}`` or quotes do not end it."""
 
 _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     **{name: (name, ()) for name in CANON},
@@ -52,6 +55,16 @@ _NAMES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "f1": ("F1", ()),
     "hits": ("Hits", ()),
     "RPrec": ("Rprec", ()),
+    # ndeval's names of the diversity measures, and the issue tracker's S-recall.
+    "alpha-nDCG": ("alpha_nDCG", ()),
+    "alpha-DCG": ("alpha_DCG", ()),
+    "ERR-IA": ("ERR_IA", ()),
+    "nERR-IA": ("nERR_IA", ()),
+    "P-IA": ("P_IA", ()),
+    "strec": ("StRecall", ()),
+    "S-recall": ("StRecall", ()),
+    "MAP-IA": ("AP_IA", ()),
+    "MAP_IA": ("AP_IA", ()),
 }
 """Names written ``Name(...)@cutoff``: the canonical measure and the parameters they imply."""
 
@@ -95,7 +108,10 @@ def _params(text: str | None, written: str) -> tuple[tuple[str, str], ...] | Non
     if text is None or not text.strip():
         return ()
     out: dict[str, str] = {}
-    for part in text.split(","):
+    parts = [found.group() for found in _PARTS.finditer(text)]
+    if sum(map(len, parts)) + len(parts) - 1 != len(text):  # an empty part, an open brace
+        return None
+    for part in parts:
         found = _PARAM.fullmatch(part)
         if found is None or not found["value"]:
             return None
@@ -157,8 +173,8 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     :raises ParameterError: for a cutoff or parameter outside its domain (naming the measure,
         the parameter and the domain).
 
-    >>> measure_of(parse("ndcg_cut.10")[-1], "ndcg_cut.10")
-    Measure(canon='nDCG', cutoff=10, params=(('dcg', 'log2'),))
+    >>> measure_of(parse("P.10")[-1], "P.10")
+    Measure(canon='P', cutoff=10, params=(('rel', None), ('judged_only', False)))
     """
     if notation.trec:
         canon_name = TREC_NAMES.get(notation.name)

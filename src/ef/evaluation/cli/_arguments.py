@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -79,11 +80,18 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
+_CUTOFF = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_TREC_CUTOFFS = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.[0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*")
+
+
 def split_names(text: str) -> list[str]:
-    """Split on the commas outside parentheses and quotes, each name stripped.
+    """Split on the commas outside parentheses, braces and quotes, each name stripped; a
+    number after trec_eval's ``family.cutoff`` is one more cutoff of it (``P.5,10,20``).
 
     >>> split_names("nDCG@10, RBP(rel=1,p=0.8),nDCG(dcg='a,b')@5")
     ['nDCG@10', 'RBP(rel=1,p=0.8)', "nDCG(dcg='a,b')@5"]
+    >>> split_names("P.5,10,20,ndcg_cut.10,100,map")
+    ['P.5,10,20', 'ndcg_cut.10,100', 'map']
     """
     names: list[str] = []
     depth, quote, start = 0, "", 0
@@ -92,15 +100,21 @@ def split_names(text: str) -> list[str]:
             quote = "" if char == quote else quote
         elif char in "'\"":
             quote = char
-        elif char == "(":
+        elif char in "({":
             depth += 1
-        elif char == ")":
+        elif char in ")}":
             depth = max(depth - 1, 0)
         elif char == "," and not depth:
             names.append(text[start:i].strip())
             start = i + 1
     names.append(text[start:].strip())
-    return names
+    joined: list[str] = []
+    for name in names:
+        if joined and _CUTOFF.fullmatch(name) and _TREC_CUTOFFS.fullmatch(joined[-1]):
+            joined[-1] += "," + name
+        else:
+            joined.append(name)
+    return joined
 
 
 def parse_names(text: str) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ def measures() -> list[dict[str, Any]]:
 
     >>> rows = {row["name"]: row for row in measures()}
     >>> rows["ERR"]["notations"], rows["ERR"]["source"]
-    (['ERR@20'], "gdeval (ir_measures' gdeval provider)")
+    (['ERR@20', 'ERR(max_rel=3)@20'], "gdeval (ir_measures' gdeval provider)")
     """
     return [
         {

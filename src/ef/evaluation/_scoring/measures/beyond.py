@@ -67,30 +67,30 @@ def ndcg_exp(facts: QueryFacts, k: int | None) -> float:
     return ndcg_at([position for position, _ in graded], gains, 1.0, idcg, cutoff)[0]
 
 
-def err(facts: QueryFacts, k: int | None) -> float:
+def err(facts: QueryFacts, k: int | None, max_grade: int = ERR_MAX_GRADE) -> float:
     """Expected reciprocal rank (Chapelle et al., CIKM 2009), as gdeval computes it.
 
-    A document of grade ``g`` satisfies the user with probability ``(2**g - 1) / 2**4``; ERR is
-    the expected ``1 / rank`` at which the user stops. The normaliser is gdeval's fixed
-    ``2**4``, not the query's largest grade, so grades must be at most 4.
+    A document of grade ``g`` satisfies the user with probability ``(2**g - 1) / 2**m``, ``m``
+    the largest grade of the scale (``max_grade``, gdeval's fixed 4); ERR is the expected
+    ``1 / rank`` at which the user stops. The normaliser is the scale's, not the query's largest
+    grade, so grades must be at most ``max_grade``.
 
-    :raises ValueError: for a retrieved grade above 4 (its probability would exceed 1); the
-        evaluation adds a note naming the query.
+    :raises ValueError: for a retrieved grade above ``max_grade`` (its probability would exceed
+        1); the evaluation adds a note naming the query.
 
     >>> from ef.evaluation._scoring.measures.summary import facts_from_ranking
     >>> err(facts_from_ranking(['d1'], {'d1': 4}), 10)
     0.9375
     """
-    scale = 2.0**ERR_MAX_GRADE
+    scale = 2.0**max_grade
     depth = _depth(facts, k)
     total, decay = 0.0, 1.0
     for position, grade in facts.graded:
         if position >= depth:
             break
-        if grade > ERR_MAX_GRADE:
-            raise ValueError(
-                f"ERR takes grades 0 to {ERR_MAX_GRADE} (gdeval's scale); got {grade!r}"
-            )
+        if grade > max_grade:
+            scale_name = "gdeval's scale" if max_grade == ERR_MAX_GRADE else "max_rel"
+            raise ValueError(f"ERR takes grades 0 to {max_grade} ({scale_name}); got {grade!r}")
         stop = (2.0**grade - 1.0) / scale
         total += stop * decay / (position + 1)
         decay *= 1.0 - stop

@@ -14,8 +14,10 @@ import attrs
 
 from ef.evaluation._scoring.aggregation import Aggregation
 from ef.evaluation._scoring.domains import CUTOFF, Domain, choice, integer, number
-from ef.evaluation._scoring.measures import beyond, cut, gains, incomplete, sets, uncut
+from ef.evaluation._scoring.measures import beyond, cut, diversity, gains, incomplete, sets, uncut
+from ef.evaluation._scoring.measures.param_domains import FLAG, GAINS
 from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
+from ef.evaluation._scoring.measures.views import judged_only_view, regraded
 
 __all__ = ["CANON", "Canon", "Measure", "Param"]
 
@@ -48,6 +50,13 @@ DCG = Param(
     "log2",
     "gain: the grade (log2) or 2**grade - 1 (exp-log2)",
 )
+JUDGED = Param(
+    "judged_only", FLAG, False, "rank only the judged documents for this measure (trec_eval -J)"
+)
+GAIN_TABLE = Param("gains", GAINS, None, "the gain of each grade; other grades keep their value")
+ERR_MAX = Param("max_rel", integer(1, 1000), 4, "the largest grade: 2**max_rel scales ERR's grades")
+ALPHA = Param("alpha", number(0, 1), 0.5, "redundancy intolerance: novelty discount per repeat")
+BETA = Param("beta", number(0, 1), 0.5, "patience: NRBP's decay per rank")
 RECALL_LEVEL = number(0, 1)
 """IPrec's cutoff: a recall level (trec_eval's ``iprec_at_recall`` reads levels in [0, 1])."""
 R_MULTIPLE = number(0)
@@ -104,6 +113,8 @@ class Measure:
     def compute(self, facts: QueryFacts) -> float:
         """The measure's value for one query's facts."""
         params = dict(self.params)
+        if params.get("judged_only"):
+            facts = judged_only_view(facts)
         level = params.get("rel")
         if level is not None:
             facts = at_level(facts, level)
@@ -124,6 +135,8 @@ def _either(uncut_fn: Callable[..., list[float]], cut_fn: Callable[..., list[flo
 
 
 def _ndcg(facts: QueryFacts, k: int | None, params: Mapping[str, Any]) -> float:
+    if params.get("gains") is not None:
+        facts = regraded(facts, params["gains"])
     if params["dcg"] == "exp-log2":
         return beyond.ndcg_exp(facts, k)
     return gains.ndcg(facts)[0] if k is None else gains.ndcg_cut(facts, [k])[0]
@@ -144,36 +157,40 @@ def _c(
 
 
 _TREC = "trec_eval"
+_NDEVAL = "ndeval (ir_measures' pyndeval provider)"
 CANON: dict[str, Canon] = {
     canon.name: canon
     for canon in (
-        _c("P", _one(cut.precision), "required", (REL,), _TREC + " m_P.c",
+        _c("P", _one(cut.precision), "required", (REL, JUDGED), _TREC + " m_P.c",
            "relevant documents in the top k, divided by k",
-           ("P@10", "P(rel=2)@5", "P.10", "P_10", "precision@10")),
-        _c("R", _one(cut.recall), "required", (REL,), _TREC + " m_recall.c",
+           ("P@10", "P(rel=2)@5", "P.10", "P_10", "precision@10", "P.5,10,20",
+            "P(judged_only=True)@5")),
+        _c("R", _one(cut.recall), "required", (REL, JUDGED), _TREC + " m_recall.c",
            "relevant documents in the top k, divided by R",
            ("R@100", "recall.100", "recall_100", "recall@100", "Recall@100")),
         _c("R_cap", _one(cut.relative_precision), "required", (REL,),
            "BEIR recall_cap (trec_eval m_rel_P.c)",
            "relevant documents in the top k, divided by min(k, R)",
            ("R_cap@10", "relative_P.10", "relative_P_10")),
-        _c("Success", _one(cut.success), "required", (REL,), _TREC + " m_success.c",
+        _c("Success", _one(cut.success), "required", (REL, JUDGED), _TREC + " m_success.c",
            "1 if a relevant document is in the top k, else 0",
            ("Success@1", "success.1", "success_1", "hit_rate@1", "Accuracy@1")),
         _c("AP", _either(uncut.average_precision, cut.average_precision_cut), "optional",
-           (REL,), _TREC + " m_map.c, m_map_cut.c",
+           (REL, JUDGED), _TREC + " m_map.c, m_map_cut.c",
            "average precision (over the top k), divided by R",
            ("AP", "AP(rel=2)", "AP@10", "map_cut.10", "map_cut_10", "map@10", "MAP@10")),
         _c("RR", lambda f, k, p: uncut.reciprocal_rank(f)[0] if k is None
-           else beyond.reciprocal_rank_at(f, k), "optional", (REL,),
+           else beyond.reciprocal_rank_at(f, k), "optional", (REL, JUDGED),
            _TREC + " m_recip_rank.c", "1 / rank of the first relevant document (within k)",
            ("RR", "RR@10", "mrr@10", "MRR@10")),
-        _c("nDCG", _ndcg, "optional", (DCG,),
-           "trec_eval m_ndcg.c, m_ndcg_cut.c; exp-log2: ranx ndcg_burges, gdeval",
+        _c("nDCG", _ndcg, "optional", (DCG, GAIN_TABLE, JUDGED),
+           "trec_eval m_ndcg.c, m_ndcg_cut.c; exp-log2: ranx ndcg_burges, gdeval; "
+           "gains: ir_measures",
            "normalised discounted cumulative gain (of the top k)",
-           ("nDCG", "nDCG@10", "ndcg_cut.10", "ndcg_cut_10", "ndcg@10", "NDCG@10",
-            "nDCG(dcg='exp-log2')@10", "ndcg_burges@10")),
-        _c("Rprec", _one(uncut.r_precision), "none", (REL,), _TREC + " m_Rprec.c",
+           ("nDCG", "nDCG@10", "ndcg_cut.10", "ndcg_cut_10", "ndcg_cut.10,100", "ndcg@10",
+            "NDCG@10", "nDCG(dcg='exp-log2')@10", "ndcg_burges@10",
+            "nDCG(gains={0: 0, 1: 1, 2: 3})@10", "nDCG(judged_only=True)@10")),
+        _c("Rprec", _one(uncut.r_precision), "none", (REL, JUDGED), _TREC + " m_Rprec.c",
            "relevant documents in the top R, divided by R", ("Rprec",)),
         _c("Bpref", _one(incomplete.bpref), "none", (REL,), _TREC + " m_bpref.c",
            "binary preference: relevant documents above judged non-relevant ones",
@@ -182,8 +199,10 @@ CANON: dict[str, Canon] = {
            _TREC + " m_infAP.c", "inferred average precision", ("infAP",)),
         _c("Judged", _rel(beyond.judged_share), "optional", (), "ir_measures Judged",
            "judged documents in the top k, divided by min(k, retrieved)", ("Judged@10",)),
-        _c("ERR", _rel(beyond.err), "required", (), "gdeval (ir_measures' gdeval provider)",
-           "expected reciprocal rank, grades 0-4 scaled by 2**4 as gdeval", ("ERR@20",)),
+        _c("ERR", lambda f, k, p: beyond.err(f, k, p["max_rel"]), "required", (ERR_MAX,),
+           "gdeval (ir_measures' gdeval provider)",
+           "expected reciprocal rank, grades 0 to max_rel scaled by 2**max_rel (gdeval: 4)",
+           ("ERR@20", "ERR(max_rel=3)@20")),
         _c("RBP", lambda f, k, p: beyond.rbp(f, p["p"], k), "optional", (REL, P_PERSISTENCE),
            "cwl_eval (Moffat and Zobel, TOIS 2008)",
            "rank-biased precision, binary relevance", ("RBP", "RBP(rel=1,p=0.8)")),
@@ -199,13 +218,13 @@ CANON: dict[str, Canon] = {
            "ef (BEIR's Hole, per query: BEIR pools judgements across queries)",
            "documents in the top k without a judgement for the query, divided by k",
            ("Unjudged@10",)),
-        _c("SetP", _one(sets.set_precision), "none", (REL,), _TREC + " m_set_P.c",
+        _c("SetP", _one(sets.set_precision), "none", (REL, JUDGED), _TREC + " m_set_P.c",
            "relevant retrieved / retrieved", ("SetP", "set_P")),
         _c("SetR", _one(sets.set_recall), "none", (REL,), _TREC + " m_set_recall.c",
            "relevant retrieved / R", ("SetR", "set_recall")),
-        _c("SetF", _one(sets.set_f), "none", (REL,), _TREC + " m_set_F.c",
+        _c("SetF", _one(sets.set_f), "none", (REL, JUDGED), _TREC + " m_set_F.c",
            "harmonic mean of set precision and set recall", ("SetF", "set_F")),
-        _c("SetAP", _one(sets.set_average_precision), "none", (REL,), _TREC + " m_set_map.c",
+        _c("SetAP", _one(sets.set_average_precision), "none", (REL, JUDGED), _TREC + " m_set_map.c",
            "set precision times set recall", ("SetAP", "set_map")),
         _c("NumRelRet", _one(sets.num_rel_ret), "none", (REL,), _TREC + " m_num_rel_ret.c",
            "relevant documents retrieved (summed)", ("NumRelRet", "num_rel_ret"),
@@ -216,7 +235,33 @@ CANON: dict[str, Canon] = {
            "documents retrieved (summed)", ("NumRet", "num_ret"), aggregation="sum"),
         _c("NumQ", _one(sets.num_q), "none", (), _TREC + " m_num_q.c",
            "queries scored (summed)", ("NumQ", "num_q"), aggregation="sum"),
-        _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL,),
+        _c("alpha_nDCG", lambda f, k, p: diversity.alpha_ndcg(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "novelty-discounted DCG over that of the ideal ranking",
+           ("alpha_nDCG@10", "alpha-nDCG@20", "alpha_nDCG(alpha=0.25)@10")),
+        _c("alpha_DCG", lambda f, k, p: diversity.alpha_dcg(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "novelty-discounted DCG, normalised by ndeval's "
+           "every-subtopic-at-every-rank ranking", ("alpha_DCG@10", "alpha-DCG@20")),
+        _c("ERR_IA", lambda f, k, p: diversity.err_ia(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "intent-aware expected reciprocal rank, normalised "
+           "as alpha_DCG", ("ERR_IA@20", "ERR-IA@20")),
+        _c("nERR_IA", lambda f, k, p: diversity.nerr_ia(f, k, p["alpha"]), "required",
+           (REL, ALPHA, JUDGED), _NDEVAL, "intent-aware ERR over that of the ideal ranking",
+           ("nERR_IA@20", "nERR-IA@20")),
+        _c("NRBP", lambda f, k, p: diversity.nrbp(f, p["alpha"], p["beta"]), "none",
+           (REL, ALPHA, BETA), _NDEVAL, "novelty- and rank-biased precision",
+           ("NRBP", "NRBP(alpha=0.5,beta=0.8)")),
+        _c("nNRBP", lambda f, k, p: diversity.nnrbp(f, p["alpha"], p["beta"]), "none",
+           (REL, ALPHA, BETA), _NDEVAL, "NRBP over that of the ideal ranking", ("nNRBP",)),
+        _c("P_IA", lambda f, k, p: diversity.p_ia(f, k), "required", (REL, JUDGED), _NDEVAL,
+           "intent-aware precision: subtopic relevances in the top k, over k times subtopics",
+           ("P_IA@10", "P-IA@10")),
+        _c("StRecall", lambda f, k, p: diversity.subtopic_recall(f, k), "required", (REL,),
+           _NDEVAL, "subtopic recall: subtopics covered in the top k, over subtopics",
+           ("StRecall@10", "strec@10", "S-recall@10")),
+        _c("AP_IA", lambda f, k, p: diversity.ap_ia(f), "none", (REL, JUDGED), _NDEVAL,
+           "intent-aware average precision: AP per subtopic, averaged",
+           ("AP_IA", "MAP-IA", "MAP_IA")),
+        _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL, JUDGED),
            _TREC + " m_iprec_at_recall.c", "interpolated precision at a recall level",
            ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"),
            cutoff_domain=RECALL_LEVEL, cutoff_name="recall level"),
