@@ -121,11 +121,18 @@ def test_the_installed_ef_eval_script_is_the_entry_point_that_catches_ctrl_c():
 
 @pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2])
 def test_a_real_sigint_at_any_moment_of_start_up_never_shows_a_traceback(delay):
+    # "ready" is said once main() asks for ef.evaluation, inside its own handler: a signal
+    # landing earlier would interrupt this script, not the console script's start-up.
     code = (
         "import sys\n"
         "from ef._ef_eval import main\n"
+        "class Ready:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ef.evaluation':\n"
+        "            sys.meta_path.remove(self)\n"
+        "            print('ready', file=sys.stderr, flush=True)\n"
+        "sys.meta_path.insert(0, Ready())\n"
         "sys.argv[1:] = ['plugins', '--format', 'json']\n"
-        "print('ready', file=sys.stderr, flush=True)\n"
         "sys.exit(main())\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
