@@ -82,7 +82,8 @@ def _taken(qrels: dict[str, dict[str, Any]]) -> bool:
 
 
 def assert_as_python(qrels: Any) -> None:
-    """The pass's bytes are marshal's, its grades the core's very objects, in order."""
+    """The pass's bytes are marshal's, its grades the core's, type for type and value for
+    value, in order (a query may share an equal list of the previous query's objects)."""
     passed = _qrels.qrels_pass(qrels)
     assert passed is not None
     written, ideals = passed
@@ -93,7 +94,8 @@ def assert_as_python(qrels: Any) -> None:
     for (query_id, mine), (key, theirs) in zip(ideals.items(), expected.items(), strict=True):
         assert query_id is key and type(mine) is list
         assert len(mine) == len(theirs), query_id
-        assert all(a is b for a, b in zip(mine, theirs, strict=True)), (query_id, mine, theirs)
+        pairs = zip(mine, theirs, strict=True)
+        assert all(type(a) is type(b) and a == b for a, b in pairs), (query_id, mine, theirs)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -322,3 +324,28 @@ def test_the_pass_leaves_the_qrels_and_counts_its_references() -> None:
         assert _qrels.qrels_pass({"q": {"d1": grade, "d\ud800": grade}}) is None
     assert sys.getrefcount(grade) == before
     assert qrels == {"q": {"d1": grade, "d2": grade, "d3": -1.0}}
+
+
+def test_queries_with_the_same_grades_share_one_list_and_only_then():
+    qrels = {
+        "q1": {"a": 1, "b": 0},
+        "q2": {"c": 1},  # the same grades: shares q1's list
+        "q3": {"d": 1.0},  # 1.0 is not 1
+        "q4": {"e": 1.0, "f": 2.0},
+        "q5": {"g": 2.0, "h": 1.0, "i": -1},  # the same grades, in another judgement order
+        "q6": {"j": 2.0},
+        "q7": {},
+        "q8": {"k": 0},
+    }
+    passed = _qrels.qrels_pass(qrels)
+    assert passed is not None
+    _, ideals = passed
+    assert ideals == {
+        "q1": [1], "q2": [1], "q3": [1.0], "q4": [2.0, 1.0], "q5": [2.0, 1.0], "q6": [2.0],
+        "q7": [], "q8": [],
+    }  # fmt: skip
+    assert type(ideals["q3"][0]) is float and type(ideals["q1"][0]) is int
+    assert ideals["q2"] is ideals["q1"] and ideals["q5"] is ideals["q4"]
+    assert ideals["q8"] is ideals["q7"]
+    assert ideals["q3"] is not ideals["q2"] and ideals["q6"] is not ideals["q5"]
+    assert_as_python(qrels)

@@ -15,7 +15,8 @@
  *
  * The ideal grades of a query are its positive grades (> 0), descending, in a stable order
  * (equal grades keep their judgement order; 1 and 1.0 stay the objects they are): what
- * plain_ideals builds with sorted(grades, reverse=True). They are the very grade objects.
+ * plain_ideals builds with sorted(grades, reverse=True). They are grade objects of the qrels; a
+ * query whose grades are the previous one's, type for type, shares its list.
  *
  * It declines (returns None) for anything plain_ideals would not take, and also where it could
  * take it but this pass does not follow: an int beyond +-2**53 (where comparing it as a double
@@ -366,7 +367,40 @@ walk(Pass *pass, PyObject *qrels)
     return status == 0 ? write_byte(&pass->out, TYPE_NULL) : status;
 }
 
-/* {query_id: [its positives]}, each reference the walk took handed over to the result. */
+/* Whether two positive grades are the same number of the same type (1 and 1.0 are not). */
+static int
+same_grade(PyObject *a, PyObject *b)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (Py_TYPE(a) != Py_TYPE(b)) {
+        return 0;
+    }
+    if (PyFloat_CheckExact(a)) {
+        return PyFloat_AS_DOUBLE(a) == PyFloat_AS_DOUBLE(b);
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ) == 1; /* exact ints: never an error */
+}
+
+/* Whether a query's positives are, grade by grade, those of the list ``kept``. */
+static int
+same_grades(PyObject *kept, Positive *positives, Py_ssize_t count)
+{
+    if (kept == NULL || PyList_GET_SIZE(kept) != count) {
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        if (!same_grade(PyList_GET_ITEM(kept, j), positives[j].grade)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* {query_id: [its positives]}, each reference the walk took handed over to the result. A query
+ * whose grades are the previous query's (same types, same values) shares its list: most queries
+ * of a large qrels have one relevant document of one grade, and the lists are never changed. */
 static PyObject *
 ideals_of(Pass *pass)
 {
@@ -374,17 +408,24 @@ ideals_of(Pass *pass)
     if (ideals == NULL) {
         return NULL;
     }
+    PyObject *previous = NULL; /* borrowed from ``ideals`` */
     for (Py_ssize_t i = 0; i < pass->n_queries; i++) {
         Query *query = &pass->queries[i];
-        PyObject *grades = PyList_New(query->count);
-        if (grades == NULL) {
-            Py_DECREF(ideals);
-            return NULL;
+        Positive *positives = &pass->positives[query->start];
+        PyObject *grades;
+        if (same_grades(previous, positives, query->count)) {
+            grades = Py_NewRef(previous); /* the walk's references go in pass_free */
         }
-        for (Py_ssize_t j = 0; j < query->count; j++) {
-            Positive *positive = &pass->positives[query->start + j];
-            PyList_SET_ITEM(grades, j, positive->grade); /* the reference moves to the list */
-            positive->grade = NULL;
+        else {
+            grades = PyList_New(query->count);
+            if (grades == NULL) {
+                Py_DECREF(ideals);
+                return NULL;
+            }
+            for (Py_ssize_t j = 0; j < query->count; j++) {
+                PyList_SET_ITEM(grades, j, positives[j].grade); /* the reference moves */
+                positives[j].grade = NULL;
+            }
         }
         int failed = PyDict_SetItem(ideals, query->query_id, grades);
         Py_DECREF(grades);
@@ -392,6 +433,7 @@ ideals_of(Pass *pass)
             Py_DECREF(ideals);
             return NULL;
         }
+        previous = grades; /* alive: ``ideals`` holds it */
     }
     return ideals;
 }

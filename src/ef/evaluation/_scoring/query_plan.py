@@ -171,9 +171,10 @@ def _known_plain(
 
 class _PositivesOnDemand(dict[str, list[tuple[str, float]]]):
     """Each planned query's positive ``(doc_id, grade)`` pairs of checked plain judgements, made
-    the first time they are asked for: scoring a ranking with the built-in metrics reads the
-    judgements themselves (:func:`~ef.evaluation._scoring.ranked.summarize`), so most queries
-    never need them."""
+    each time they are asked for and never kept: scoring a ranking with the built-in metrics
+    reads the judgements themselves (:func:`~ef.evaluation._scoring.ranked.summarize`), so most
+    queries never need them, and a query scored from its ``{doc_id: score}`` asks once (kept,
+    the pairs of a million queries would hold ~150 MB until the evaluation ends)."""
 
     __slots__ = ("_qrels",)
 
@@ -182,8 +183,7 @@ class _PositivesOnDemand(dict[str, list[tuple[str, float]]]):
         self._qrels = qrels
 
     def __missing__(self, query_id: str) -> list[tuple[str, float]]:
-        positives = self[query_id] = relevant_grades(self._qrels[query_id])
-        return positives
+        return relevant_grades(self._qrels[query_id])
 
 
 def _ndcg_ignoring_level(summary: RankingSummary, ks: Sequence[int]) -> list[float]:
