@@ -23,20 +23,36 @@ function show(value) {
   return String(value);
 }
 
+async function drawChart(name, spec, metric) {
+  const target = [...document.querySelectorAll("[data-chart]")].find(
+    (node) => node.dataset.chart === name);
+  target.dataset.rendered = "false";
+  if (charts[name]) charts[name].finalize();
+  const result = await window.vegaEmbed(target, spec, { renderer: "svg", actions: false });
+  charts[name] = result.view;
+  if (name.startsWith("difference:")) {
+    result.view.addEventListener("click", (event, item) => {
+      if (item && item.datum && item.datum.query !== undefined) openQuery(item.datum.query);
+    });
+    target.dataset.metric = metric;
+  }
+  target.dataset.rendered = "true";
+}
+
 async function drawCharts() {
-  const jobs = Object.entries(data.charts).map(async ([name, spec]) => {
-    const target = [...document.querySelectorAll("[data-chart]")].find(
-      (node) => node.dataset.chart === name);
-    const result = await window.vegaEmbed(target, spec, { renderer: "svg", actions: false });
-    charts[name] = result.view;
-    if (name.startsWith("difference:")) {
-      result.view.addEventListener("click", (event, item) => {
-        if (item && item.datum && item.datum.query !== undefined) openQuery(item.datum.query);
-      });
-    }
-    target.dataset.rendered = "true";
+  await Promise.all(Object.entries(data.charts).map(
+    ([name, spec]) => drawChart(name, spec, data.chart_metric)));
+}
+
+// A comparison page keeps every metric's per-topic charts; the selector draws one metric's.
+const chartMetric = document.getElementById("chart-metric");
+if (chartMetric) {
+  chartMetric.addEventListener("change", () => {
+    const metric = chartMetric.value;
+    const specs = metric === data.chart_metric ? data.charts : data.topic_charts[metric];
+    Promise.all(Object.entries(specs).map(([name, spec]) => drawChart(name, spec, metric)))
+      .catch((error) => console.error(error));
   });
-  await Promise.all(jobs);
 }
 
 // The table: every row is kept in memory; the first ROW_LIMIT of the sorted, filtered rows are drawn.
