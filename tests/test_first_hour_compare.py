@@ -213,3 +213,23 @@ def test_dataset_without_html_is_a_usage_error(runs: dict[str, Any], tmp_path: P
     )
     assert done.returncode == 2
     assert "--dataset gives the --html page its texts: give --html too" in done.stderr
+
+
+def test_the_quality_gate_writes_its_p_values_the_same_way() -> None:
+    from scipy import stats
+
+    from ef.evaluation import check, evaluate_run, parse_rule
+
+    qrels = {f"q{i}": {f"rel{i}": 1.0} for i in range(100)}
+    first = {q: {f"rel{q[1:]}": 2.0, "other": 1.0} for q in qrels}
+    lost = {q: {"other": 2.0, f"rel{q[1:]}": 1.0} if int(q[1:]) % 2 else first[q] for q in qrels}
+    baseline = evaluate_run(first, qrels, metrics=["mrr@10"], k_values=(10,))
+    current = evaluate_run(lost, qrels, metrics=["mrr@10"], k_values=(10,))
+    rule = parse_rule('mrr@10: fail_if = "significantly_worse"')
+    report = check(current, baseline, [rule], correction=None)
+    theirs = stats.ttest_rel([0.5 if i % 2 else 1.0 for i in range(100)], [1.0] * 100).pvalue
+    assert theirs < 0.0001
+    (result,) = report.results
+    assert result.reason == "significantly worse (p < 0.0001, alpha 0.05)"
+    assert "< 0.0001" in report.to_text() and "< 0.0001" in report.to_markdown()
+    assert re.search(r"\de-\d", report.to_text()) is None  # no 3.2e-05 either
