@@ -2,9 +2,9 @@
 
 With ``--dataset`` it shows each query's text and the documents' snippets; it marks the best
 system of each metric, writes ``p < 0.0001`` rather than ``p = 0.0000``, lists integer query
-ids by number, draws the per-topic chart of whichever metric the selector picks, and keeps five
-systems' rankings side by side in one row that scrolls. Every number is checked against
-pytrec_eval's per-query values of the same runs.
+ids by number, draws the per-topic chart (and fills the per-query table) of whichever metric
+the selector picks, and keeps five systems' rankings side by side in one row that scrolls.
+Every number is checked against pytrec_eval's per-query values of the same runs.
 """
 
 from __future__ import annotations
@@ -154,6 +154,13 @@ def test_the_selector_draws_the_per_topic_chart_of_every_metric(
             shown = _chart_values(chromium, name)
             assert shown.keys() == expected.keys()
             assert all(abs(shown[q] - expected[q]) < 1e-9 for q in expected), metric
+            # The per-query table follows the selector: its rows are this metric's too.
+            order = column(chromium, "query")
+            cells = [float(cell) for cell in column(chromium, f"{system} − bm25.run")]
+            assert len(cells) == len(order) == len(expected)
+            assert all(abs(v - expected[q]) <= 5.1e-5 for q, v in zip(order, cells, strict=True))
+        heading = chromium.find_element(By.CSS_SELECTOR, "#per-query h2").text
+        assert heading == f"Per query: {metric} difference"
     assert [e for e in chromium.get_log("browser") if e["level"] != "INFO"] == []
 
 
