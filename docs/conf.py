@@ -73,6 +73,7 @@ markdown_anchor_signatures = True
 # of docs/ by name, so a guide still being written never breaks the build of the others.
 GUIDE_ORDER = (
     "demo",
+    "first-hour",
     "beir",
     "remote",
     "journal",

@@ -153,13 +153,13 @@ def test_csv_has_a_full_precision_row_per_comparison(data, capsys):
         assert int(row["wins"]) + int(row["ties"]) + int(row["losses"]) == 25
 
 
-def test_table_to_a_pipe_is_plain_text_with_the_best_in_stars(data, capsys):
+def test_table_to_a_pipe_is_plain_text_with_the_best_marked(data, capsys):
     code, out, _ = ef_compare(capsys, *run_args(data), "--baseline", "bm25.txt", *FAST)
     assert code == 0
-    assert "\x1b[" not in out
+    assert "\x1b[" not in out and "**" not in out
     assert "bm25.txt (baseline)" in out
-    lines = [line for line in out.splitlines() if line.startswith("│ dense.txt ")]
-    assert "**" in lines[0] and "†" in lines[0]
+    lines = [line for line in out.splitlines() if line.startswith("  dense.txt ")]
+    assert "★" in lines[0] and "†" in lines[0]
     assert "Holm correction over 2 comparisons per metric" in " ".join(out.split())
     assert "W/T/L" in out and all(line == line.rstrip() for line in out.splitlines())
 

@@ -69,6 +69,7 @@ from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
 from ef.evaluation._compare.render_pairs import TEST_NAMES as _TEST_NAMES
 from ef.evaluation._compare.render_pairs import (
     family_clause,
+    format_p_value,
     latex_table,
     p_value_latex,
     p_value_markdown,
@@ -81,7 +82,10 @@ if TYPE_CHECKING:  # annotations only: the report's methods import this module
 
     from ef.evaluation._compare.report import ComparisonReport
 
-__all__ = ["caption", "to_details_table", "to_latex", "to_markdown", "to_table"]
+__all__ = ["BEST", "caption", "to_details_table", "to_latex", "to_markdown", "to_table"]
+
+BEST = "★"
+"""The mark of the best system per metric in plain text, where bold would be lost."""
 
 
 def _deciding_test(report: ComparisonReport, test: str | None) -> str:
@@ -91,17 +95,22 @@ def _deciding_test(report: ComparisonReport, test: str | None) -> str:
     return chosen
 
 
-def caption(report: ComparisonReport, test: str | None = None) -> str:
+def caption(
+    report: ComparisonReport, test: str | None = None, *, best_mark: str | None = None
+) -> str:
     """The caption every rendering carries: what the numbers are and what the marks mean.
 
     :param report: the comparison.
     :param test: the test whose results are marked; ``None`` means the report's first.
+    :param best_mark: the symbol that marks the best system per metric, where bold cannot
+        (plain text); ``None`` says bold.
     :raises ValueError: if ``test`` was not run.
 
     The module's example shows it.
     """
     test = _deciding_test(report, test)
     compared = len(report.systems) - 1
+    best = f"{best_mark or 'Bold'}: the best system per metric."
     if report.baseline is None:
         if test == "bootstrap":
             how = (
@@ -112,7 +121,7 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
             how = f" at α = {report.alpha:g} ({family_clause(report, test)})"
         return (
             f"Mean over {report.n_queries} paired queries; every pair of systems compared. "
-            f"Bold: the best system per metric. Letters: systems that share a letter do not "
+            f"{best} Letters: systems that share a letter do not "
             f"differ significantly{how}.{_left_out(report)}"
         )
     if test == "bootstrap":
@@ -139,7 +148,7 @@ def caption(report: ComparisonReport, test: str | None = None) -> str:
         )
     return (
         f"Mean over {report.n_queries} paired queries; baseline: {report.baseline}. "
-        f"Bold: the best system per metric. {mark}{_left_out(report)}"
+        f"{best} {mark}{_left_out(report)}"
     )
 
 
@@ -249,8 +258,8 @@ def to_table(
     :param report: the comparison.
     :param test: the test whose results are marked; ``None`` means the report's first.
     :param digits: decimals shown.
-    :param plain: for text without styles (a pipe, a file): the best values are written
-        ``**0.5000**``, as in Markdown, since bold would be lost.
+    :param plain: for text without styles (a pipe, a file): the best values are marked
+        with :data:`BEST` (``0.5000★``) and the caption says so, since bold would be lost.
     :raises ValueError: if ``test`` was not run.
 
     The module's example shows it.
@@ -259,7 +268,7 @@ def to_table(
     from rich.text import Text
 
     test = _deciding_test(report, test)
-    text = caption(report, test)
+    text = caption(report, test, best_mark=BEST if plain else None)
     # Rich wraps a caption to the table's width: widen a narrow table rather than let a
     # caption run down the screen a word at a time.
     table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
@@ -268,7 +277,7 @@ def to_table(
         table.add_column(metric, justify="right", no_wrap=True)
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
-            Text(f"**{value}**" if best and plain else value, style="bold" if best else "")
+            Text(value + (BEST if best and plain else ""), style="bold" if best else "")
             + (mark if mark in ("", _DAGGER) else f" {mark}")
             for value, best, mark in cells
         ]
@@ -280,12 +289,6 @@ def _number(value: float | None, digits: int) -> str:
     if value is None:
         return "n/a"
     return f"{value:+.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
 def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
@@ -339,7 +342,7 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
         cells.append(f"{row.wins}/{row.ties}/{row.losses}")
         for test in p_tests:
             marked = report.significant(row.system, row.metric, test, against=row.baseline)
-            cells.append(_p(row.adjusted_p_values[test]) + (_DAGGER if marked else ""))
+            cells.append(format_p_value(row.adjusted_p_values[test]) + (_DAGGER if marked else ""))
         if report.risk_alpha is not None:
             reading = {"riskier": " (riskier)", "safer": " (safer)"}.get(row.risk_reading or "", "")
             cells += [_number(row.urisk, digits), _number(row.trisk, 2) + reading]

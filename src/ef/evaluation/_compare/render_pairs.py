@@ -38,6 +38,7 @@ __all__ = [
     "DAGGER",
     "TEST_NAMES",
     "family_clause",
+    "format_p_value",
     "latex_table",
     "p_value_caption",
     "p_value_latex",
@@ -92,19 +93,36 @@ def p_value_caption(report: ComparisonReport, metric: str, test: str | None = No
     return f"Adjusted p-values of {metric} ({family_clause(report, test)})."
 
 
+P_FLOOR = 1e-4
+"""The smallest p-value written out; a smaller one is written ``< 0.0001``."""
+
+
+def format_p_value(value: float | None, *, prefix: bool = False) -> str:
+    """A p-value as every rendering writes it (terminal, Markdown, LaTeX, HTML): four
+    decimals, or ``< 0.0001`` below that, never ``0.0000``; ``n/a`` when undefined.
+
+    :param value: the p-value, or None.
+    :param prefix: write it as a statement, ``p = 0.0312`` or ``p < 0.0001``.
+
+    >>> format_p_value(0.03125), format_p_value(3e-7), format_p_value(None)
+    ('0.0312', '< 0.0001', 'n/a')
+    >>> format_p_value(0.00009, prefix=True), format_p_value(1.0, prefix=True)
+    ('p < 0.0001', 'p = 1.0000')
+    """
+    if value is None:
+        return "n/a"
+    text = f"< {P_FLOOR:.4f}" if value < P_FLOOR else f"{value:.4f}"
+    if not prefix:
+        return text
+    return f"p {text}" if value < P_FLOOR else f"p = {text}"
+
+
 def _cells(report: ComparisonReport, metric: str, test: str) -> list[list[str]]:
     table = report.p_value_table(metric, test)
     return [
-        [
-            "–" if a == b else ("n/a" if (p := table[a][b]) is None else _p(p))
-            for b in report.systems
-        ]
+        ["–" if a == b else format_p_value(table[a][b]) for b in report.systems]
         for a in report.systems
     ]
-
-
-def _p(value: float) -> str:
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
 def p_value_markdown(report: ComparisonReport, metric: str, test: str | None = None) -> str:
@@ -141,11 +159,13 @@ _LATEX_SPECIALS = {
     "α": r"$\alpha$",
     DAGGER: r"$^\dagger$",
     "–": "--",
+    "<": r"$<$",
+    ">": r"$>$",
 }
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters (and α, †, –) written for LaTeX."""
+    """``text`` with LaTeX's special characters (and α, †, –, ``<``, ``>``) written for LaTeX."""
     return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.compare import compare
+from ef.evaluation._compare.render_pairs import format_p_value
 from ef.evaluation._compare.report import PairedComparison
 from ef.evaluation._gate.report import FAIL, PASS, CheckReport, RuleResult
 from ef.evaluation._gate.rules import GateRule
@@ -215,10 +216,11 @@ def _judged(
         if difference >= 0:
             reason = "not worse than the baseline"
         elif significant:
-            reason = f"significantly worse (p = {p_value:.4g} < {alpha:g})"
+            shown = format_p_value(p_value, prefix=True)
+            reason = f"significantly worse ({shown}, alpha {alpha:g})"
         else:
-            shown = "undefined" if p_value is None else f"{p_value:.4g}"
-            reason = f"lower, but not significantly (p = {shown}, alpha {alpha:g})"
+            shown = "p undefined" if p_value is None else format_p_value(p_value, prefix=True)
+            reason = f"lower, but not significantly ({shown}, alpha {alpha:g})"
     p_shown = p_value if rule.kind == "fail_if" else None
     return RuleResult(
         rule=rule,

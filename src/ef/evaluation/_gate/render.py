@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
+from ef.evaluation._compare.render_pairs import format_p_value
+
 if TYPE_CHECKING:
     from ef.evaluation._gate.report import CheckReport, RuleResult
 
@@ -21,7 +23,7 @@ def _cells(result: RuleResult) -> list[str]:
         f"{result.baseline:.4f}",
         f"{result.difference:+.4f}",
         "" if interval is None else f"[{interval[0]:+.4f}, {interval[1]:+.4f}]",
-        "" if result.p_value is None else f"{result.p_value:.4g}",
+        "" if result.p_value is None else format_p_value(result.p_value),
         result.verdict.upper(),
     ]
 

@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._compare.render_pairs import format_p_value
+
 __all__ = [
     "bins",
     "difference_bars",
@@ -149,15 +151,16 @@ def mean_bars(title: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def p_value_heatmap(title: str, cells: Sequence[Mapping[str, Any]], alpha: float) -> dict[str, Any]:
     """A heat map of the p-values of every pair of systems (``{"system", "other", "p"}``, one
-    cell per ordered pair), darker for smaller p, each cell labelled, the significant ones
-    (``p <= alpha``) marked with a dagger."""
+    cell per ordered pair), darker for smaller p, each cell labelled as every rendering writes
+    a p-value (``< 0.0001`` below that), the significant ones (``p <= alpha``) marked with a
+    dagger."""
     order = list(dict.fromkeys(cell["system"] for cell in cells))
     axes = {
         "x": {"field": "other", "type": "nominal", "sort": order, "title": None},
         "y": {"field": "system", "type": "nominal", "sort": order, "title": None},
     }
     rect = {
-        "mark": {"type": "rect", "tooltip": True},
+        "mark": {"type": "rect"},
         "encoding": {
             **axes,
             "color": {
@@ -166,6 +169,11 @@ def p_value_heatmap(title: str, cells: Sequence[Mapping[str, Any]], alpha: float
                 "scale": {"type": "log", "scheme": "blues", "reverse": True, "domainMax": 1},
                 "legend": {"title": "p"},
             },
+            "tooltip": [
+                {"field": "system", "type": "nominal"},
+                {"field": "other", "type": "nominal"},
+                {"field": "label", "type": "nominal", "title": "adjusted p"},
+            ],
         },
     }
     text = {
@@ -180,9 +188,8 @@ def p_value_heatmap(title: str, cells: Sequence[Mapping[str, Any]], alpha: float
         {
             **cell,
             "shade": None if cell["p"] is None else max(cell["p"], 1e-12),
-            "label": "n/a"
-            if cell["p"] is None
-            else f"{cell['p']:.3g}" + ("†" if cell["p"] <= alpha else ""),
+            "label": format_p_value(cell["p"])
+            + ("†" if cell["p"] is not None and cell["p"] <= alpha else ""),
         }
         for cell in cells
     ]

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._compare.render_pairs import format_p_value
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._html import charts
 from ef.evaluation._html.evaluation import headline
+from ef.evaluation._html.order import query_order
 from ef.evaluation._html.rankings import drilldowns, query_texts, snippets
 
 __all__ = ["comparison_page", "differences", "metric_values"]
@@ -43,44 +45,56 @@ def differences(system: Mapping[str, float], baseline: Mapping[str, float]) -> l
 
 
 def _means(report: ComparisonReport) -> list[dict[str, Any]]:
+    """Per system, per metric: the mean, whether it is the best, and its marks (a dagger and
+    the p-value against the baseline, or the group letters when every pair was compared)."""
+    best = {metric: set(report.best(metric)) for metric in report.metrics}
+    letters = {}
     if report.baseline is None:
         letters = {metric: report.groups(metric) for metric in report.metrics}
-        return [
-            {
-                "system": system,
-                "baseline": False,
-                "cells": [
-                    {
-                        "mean": report.means[system][metric],
-                        "significant": False,
-                        "interval": None,
-                        "p": None,
-                        "letters": letters[metric][system],
-                    }
-                    for metric in report.metrics
-                ],
-            }
-            for system in report.systems
-        ]
     rows = []
     for system in report.systems:
         cells = []
         for metric in report.metrics:
             cell: dict[str, Any] = {
                 "mean": report.means[system][metric],
+                "best": system in best[metric],
                 "significant": False,
                 "interval": None,
                 "p": None,
-                "letters": None,
+                "p_text": None,
+                "letters": letters[metric][system] if letters else None,
             }
-            if system != report.baseline:
+            if report.baseline is not None and system != report.baseline:
                 row = report.comparison(system, metric)
                 cell["significant"] = report.significant(system, metric)
                 cell["interval"] = row.confidence_interval
                 cell["p"] = row.adjusted_p_values.get(report.tests[0]) if report.tests else None
+                if cell["p"] is not None:
+                    cell["p_text"] = format_p_value(cell["p"], prefix=True)
             cells.append(cell)
         rows.append({"system": system, "baseline": system == report.baseline, "cells": cells})
     return rows
+
+
+def _topic_charts(
+    report: ComparisonReport, metric: str
+) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
+    """Each system's per-topic difference chart against the baseline on ``metric`` (named
+    ``difference:SYSTEM``), and its differences by query."""
+    specs: dict[str, Any] = {}
+    by_query: dict[str, dict[str, float]] = {}
+    if report.baseline is None or report.baseline not in report.per_query:
+        return specs, by_query
+    baseline = metric_values(report.per_query[report.baseline], metric)
+    for system in report.systems:
+        if system == report.baseline or system not in report.per_query:
+            continue
+        rows = differences(metric_values(report.per_query[system], metric), baseline)
+        by_query[system] = {row["query"]: row["difference"] for row in rows}
+        specs[f"difference:{system}"] = charts.difference_bars(
+            f"{system} − {report.baseline}: {metric} per query", rows
+        )
+    return specs, by_query
 
 
 def comparison_page(
@@ -107,26 +121,21 @@ def comparison_page(
             f"(systems: {', '.join(report.systems)})"
         )
     metric = headline(report.metrics) or report.metrics[0]
-    chart_specs: dict[str, Any] = {}
+    chart_specs, by_query = _topic_charts(report, metric)
+    # The other metrics' per-topic charts, drawn when the page's selector picks one.
+    topic_charts = {
+        other: _topic_charts(report, other)[0] for other in report.metrics if other != metric
+    }
     query_ids: list[str] = []
-    by_query: dict[str, dict[str, float]] = {}
     if report.baseline is not None and report.baseline in report.per_query:
-        baseline = metric_values(report.per_query[report.baseline], metric)
-        query_ids = sorted(baseline)
-        for system in report.systems:
-            if system == report.baseline or system not in report.per_query:
-                continue
-            rows = differences(metric_values(report.per_query[system], metric), baseline)
-            by_query[system] = {row["query"]: row["difference"] for row in rows}
-            chart_specs[f"difference:{system}"] = charts.difference_bars(
-                f"{system} − {report.baseline}: {metric} per query", rows
-            )
+        query_ids = query_order(metric_values(report.per_query[report.baseline], metric))
     columns = [f"{name} − {report.baseline}" for name in by_query]
     if report.baseline is None:
         chart_specs, columns, query_ids, by_query = _all_pairs(report, metric)
+        topic_charts = {}
     drill: dict[str, dict[str, Any]] = {}
     if runs is not None and qrels is not None:
-        query_ids = query_ids or sorted({q for run in runs.values() for q in run} & set(qrels))
+        query_ids = query_ids or query_order({q for run in runs.values() for q in run} & set(qrels))
         by_system = {name: drilldowns(query_ids, run, qrels) for name, run in runs.items()}
         drill = {q: {name: pages[q] for name, pages in by_system.items()} for q in query_ids}
     texts = query_texts(query_ids, queries)
@@ -153,6 +162,7 @@ def comparison_page(
             for row in report.comparisons
         ],
         "charts": chart_specs,
+        "topic_charts": {name: specs for name, specs in topic_charts.items() if specs},
         "columns": ["query", "text", *columns],
         "text_columns": 2,
         "rows": [
@@ -186,5 +196,5 @@ def _all_pairs(
         for system in report.systems
         if system in report.per_query
     }
-    query_ids = sorted({q for values in by_query.values() for q in values})
+    query_ids = query_order({q for values in by_query.values() for q in values})
     return specs, [f"{system}: {metric}" for system in by_query], query_ids, by_query

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._html import charts
+from ef.evaluation._html.order import query_order
 from ef.evaluation._html.rankings import (
     curve_from_metrics,
     drilldowns,
@@ -179,7 +180,7 @@ def evaluation_page(
         raise ValueError("the drill-down needs both run and qrels: give both or neither")
     columns = _columns(report)
     primary = primary_metric(report)
-    query_ids = list(report.per_query)
+    query_ids = query_order(report.per_query)
     texts = query_texts(query_ids, queries)
     rows = [
         [query, texts.get(query), *(report.per_query[query].get(c) for c in columns)]

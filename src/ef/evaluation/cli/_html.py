@@ -6,13 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare
+from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare, read_dataset
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
     from ef.evaluation import Qrels, Run
 
-__all__ = ["comparison_html", "runs_html"]
+__all__ = ["comparison_html", "dataset_texts", "runs_html"]
+
+
+def dataset_texts(dataset: str | None) -> tuple[dict[str, Any], Qrels | None]:
+    """The ``corpus`` and ``queries`` of a page from ``--dataset`` (a BEIR folder), and its
+    qrels; nothing without one."""
+    if dataset is None:
+        return {}, None
+    corpus, queries, qrels = read_dataset(dataset)
+    return {"corpus": corpus, "queries": queries}, qrels
 
 
 def runs_html(

@@ -13,10 +13,24 @@ from typing import TypeAlias
 
 import attrs
 
-__all__ = ["Cell", "Table", "csv_text", "format_cell", "markdown_text", "tsv_text"]
+__all__ = ["Cell", "Figure", "Table", "csv_text", "format_cell", "markdown_text", "tsv_text"]
 
-Cell: TypeAlias = str | int | float | None
-"""A table cell: text, a count, a metric value, or nothing (a metric that did not apply)."""
+
+@attrs.frozen
+class Figure:
+    """A number already written out with its marks (``0.6667★†``, ``+0.2500``, ``< 0.0001``):
+    laid out as a number is (right-aligned, never wrapped), shown as written.
+
+    >>> format_cell(Figure("0.6667†"))
+    '0.6667†'
+    """
+
+    text: str
+
+
+Cell: TypeAlias = str | int | float | Figure | None
+"""A table cell: text, a count, a metric value, a written-out number, or nothing (a metric
+that did not apply)."""
 
 
 def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
@@ -52,7 +66,7 @@ class Table:
     def numeric(self, column: int) -> bool:
         """Whether every filled cell of ``column`` is a number (right-aligned when shown)."""
         cells = [row[column] for row in self.rows if row[column] is not None]
-        return bool(cells) and all(isinstance(cell, int | float) for cell in cells)
+        return bool(cells) and all(isinstance(cell, int | float | Figure) for cell in cells)
 
 
 def format_cell(value: Cell, *, missing: str = "") -> str:
@@ -63,6 +77,8 @@ def format_cell(value: Cell, *, missing: str = "") -> str:
     """
     if value is None:
         return missing
+    if isinstance(value, Figure):
+        return value.text
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)

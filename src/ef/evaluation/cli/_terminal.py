@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from typing import IO
 
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from ef.evaluation.cli._table import Table, format_cell
 
@@ -136,8 +138,18 @@ def _rich_table(table: Table) -> RichTable:
             rich_table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
         else:
             rich_table.add_column(name, overflow="fold")
+    numeric = [table.numeric(i) for i in range(len(table.columns))]
     for row in _texts(table):
-        rich_table.add_row(*row)
+        # A number is set flush right by hand: rich's right alignment would drop the spaces
+        # that keep a column's digits in line when some values carry marks (0.5000★†).
+        rich_table.add_row(
+            *(
+                Text(" " * (widths[i] - cell_len(cell)) + cell, justify="left")
+                if numeric[i]
+                else cell
+                for i, cell in enumerate(row)
+            )
+        )
     return rich_table
 
 
@@ -157,13 +169,17 @@ def fitted(table: Table, width: int) -> list[Table]:
     return column_blocks(table, width)
 
 
-def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
+def print_table(
+    table: Table, stream: IO[str], *, terminal: bool, caption: str | None = None
+) -> None:
     """Print the title and ``table`` to ``stream``, for a terminal or as plain text.
 
     :param table: what to show.
     :param stream: where to write.
     :param terminal: whether ``stream`` is a terminal: colours, and the table fits its width;
         otherwise plain text laid out for :func:`plain_width`.
+    :param caption: a paragraph printed under the table, wrapped to the width the table was
+        laid out for (or the table's own, when a long label made it wider).
 
     >>> import io
     >>> out = io.StringIO()
@@ -181,9 +197,18 @@ def print_table(table: Table, stream: IO[str], *, terminal: bool) -> None:
         console.print(table.title, style="bold", highlight=False)
         for block in fitted(table, console.width):
             console.print(_rich_table(block))
+        if caption:
+            console.print(caption, markup=False, highlight=False)
         return
-    blocks = [_plain_text(block) for block in fitted(table, plain_width())]
+    width = plain_width()
+    blocks = [_plain_text(block) for block in fitted(table, width)]
     stream.write(table.title + "\n\n" + "\n".join(blocks))
+    if caption:
+        widest = max(cell_len(line) for block in blocks for line in block.splitlines())
+        wrap = textwrap.TextWrapper(
+            max(width, widest), break_long_words=False, break_on_hyphens=False
+        )
+        stream.write("\n" + wrap.fill(caption) + "\n")
 
 
 def _plain_text(table: Table) -> str:

@@ -11,7 +11,6 @@ extra (scipy).
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import json
 import sys
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from ef.evaluation import (
     CORRECTIONS,
     SIGNIFICANCE_TESTS,
-    ComparisonReport,
     DatasetFormatError,
     RetrievalEvalReport,
     compare,
@@ -48,17 +46,16 @@ from ef.evaluation.cli._common import (
     read_qrels,
     write_output,
 )
-from ef.evaluation.cli._html import comparison_html
+from ef.evaluation.cli._compare_tables import comparison_csv, comparison_tsv, print_comparison
+from ef.evaluation.cli._html import comparison_html, dataset_texts
 from ef.evaluation.cli.run import run_names
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["add_parser", "handle", "read_reports"]
 
-FORMATS = ("table", "json", "markdown", "latex", "csv")
+FORMATS = ("table", "json", "markdown", "latex", "csv", "tsv")
 
 DESCRIPTION = """\
 Compare systems with a baseline (--baseline), or every pair of systems (without it), on
@@ -163,10 +160,16 @@ def add_parser(subparsers: Subparsers) -> None:
     add_output_options(
         parser,
         formats=FORMATS,
-        format_help="table (default), json (the comparison report), markdown, latex, or csv "
-        "(one row per comparison)",
+        format_help="table (default: fits the terminal, or 80 columns when piped), json (the "
+        "comparison report), markdown, latex, or csv and tsv (one row per comparison, full "
+        "precision)",
     )
     add_html_option(parser, "with reports or runs, the per-query differences")
+    parser.add_argument(
+        "--dataset",
+        metavar="DIR",
+        help="a BEIR folder: query texts and document snippets for the --html page",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -296,59 +299,14 @@ def _baseline(given: str, systems: Mapping[str, object], names_by_path: Mapping[
     )
 
 
-def _csv(report: ComparisonReport) -> str:
-    p_tests = [test for test in report.tests if test != "bootstrap"]
-    pairs = report.baseline is None
-    columns = ["system", *(["baseline"] if pairs else []), "metric", "mean", "baseline_mean"]
-    columns.append("difference")
-    if "bootstrap" in report.tests:
-        columns += ["ci_low", "ci_high"]
-    columns += ["effect_size", "wins", "ties", "losses"]
-    for test in p_tests:
-        columns += [f"p_{test}", f"p_{test}_adjusted"]
-    if report.risk_alpha is not None:
-        columns += ["urisk", "trisk", "risk", "georisk"]
-    columns.append("significant")
-    rows = []
-    for row in report.comparisons:
-        cells: list[Any] = [row.system, *([row.baseline] if pairs else []), row.metric]
-        cells += [row.mean, row.baseline_mean, row.difference]
-        if "bootstrap" in report.tests:
-            cells += list(row.confidence_interval or (None, None))
-        cells += [row.effect_size, row.wins, row.ties, row.losses]
-        for test in p_tests:
-            cells += [row.p_values[test], row.adjusted_p_values[test]]
-        if report.risk_alpha is not None:
-            cells += [row.urisk, row.trisk, row.risk_reading]
-            cells.append(report.georisk[row.system].get(row.metric))
-        significant = report.significant(row.system, row.metric, against=row.baseline)
-        cells.append("yes" if significant else "no")
-        rows.append(["" if cell is None else cell for cell in cells])
-    # Full precision, as in JSON: a p-value of 1e-12 must not print as 0.0000.
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def _plain(renderables: Sequence[RenderableType]) -> str:
-    """Rich renderables as plain text at their natural width, without trailing spaces."""
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    width = max(Console(width=1000).measure(r).maximum for r in renderables)
-    console = Console(file=buffer, force_terminal=False, color_system=None, width=width)
-    for renderable in renderables:
-        console.print(renderable)
-        console.print()
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().rstrip().splitlines())
-
-
 def handle(args: argparse.Namespace) -> int:
     """Compare the systems and print the report in the chosen format."""
     check_names(args.tests, SIGNIFICANCE_TESTS, "test")
-    check_outputs(command_outputs(args), args.inputs)
+    if args.dataset is not None and not args.html:
+        raise CliError(
+            "--dataset gives the --html page its texts: give --html too", exit_code=EXIT_USAGE
+        )
+    check_outputs(command_outputs(args), [*args.inputs, *filter(None, [args.dataset])])
     systems, qrels, names_by_path = _systems(args)
     baseline = None if args.baseline is None else _baseline(args.baseline, systems, names_by_path)
     report = compare(
@@ -369,29 +327,24 @@ def handle(args: argparse.Namespace) -> int:
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:
-        comparison_html(args.html, report, systems, qrels=qrels)
+        texts, _ = dataset_texts(args.dataset)
+        comparison_html(args.html, report, systems, qrels=qrels, **texts)
     if args.format == "table":
-        to_terminal = args.output in (None, "-") and sys.stdout.isatty()
-        tables = [report.to_table(plain=not to_terminal), report.to_details_table()]
-        if report.baseline is None and any(t != "bootstrap" for t in report.tests):
-            test = next(t for t in report.tests if t != "bootstrap")
-            tables += [report.to_p_value_table(metric, test) for metric in report.metrics]
-        if to_terminal:
-            from rich.console import Console
-
-            console = Console(file=sys.stdout)
-            for table in tables:
-                console.print(table)
-                console.print()
+        if args.output in (None, "-") and sys.stdout.isatty():
+            print_comparison(report, sys.stdout, terminal=True)
             return 0
-        text = _plain(tables)
+        buffer = io.StringIO()
+        print_comparison(report, buffer, terminal=False)
+        text = buffer.getvalue()
     elif args.format == "json":
         text = report.to_json(indent=2, ensure_ascii=False) + "\n"
     elif args.format == "markdown":
         text = report.to_markdown()
     elif args.format == "latex":
         text = report.to_latex()
+    elif args.format == "tsv":
+        text = comparison_tsv(report)
     else:
-        text = _csv(report)
+        text = comparison_csv(report)
     write_output(args.output, text, inputs=args.inputs)
     return 0

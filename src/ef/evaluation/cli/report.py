@@ -18,7 +18,6 @@ from ef.evaluation import (
     ComparisonReport,
     RagEvalReport,
     RetrievalEvalReport,
-    read_dataset,
     read_rag_samples,
     read_run,
 )
@@ -30,12 +29,12 @@ from ef.evaluation.cli._common import (
     command_outputs,
     read_qrels,
 )
-from ef.evaluation.cli._html import runs_html
+from ef.evaluation.cli._html import dataset_texts, runs_html
 from ef.evaluation.cli.compare import _load_json, read_reports
 from ef.evaluation.cli.run import run_names
 
 if TYPE_CHECKING:
-    from ef.evaluation import Qrels, Run
+    from ef.evaluation import Run
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["add_parser", "handle"]
@@ -88,13 +87,6 @@ def _kind(data: Any) -> str:
     return "retrieval"
 
 
-def _texts(dataset: str | None) -> tuple[dict[str, Any], Qrels | None]:
-    if dataset is None:
-        return {}, None
-    corpus, queries, qrels = read_dataset(dataset)
-    return {"corpus": corpus, "queries": queries}, qrels
-
-
 def _single(args: argparse.Namespace, data: Any) -> None:
     """The page of one comparison or RAG report."""
     try:
@@ -116,7 +108,7 @@ def handle(args: argparse.Namespace) -> int:
     if len(args.reports) == 1 and _kind(data := _load_json(args.reports[0])) != "retrieval":
         _single(args, data)
     else:
-        texts, dataset_qrels = _texts(args.dataset)
+        texts, dataset_qrels = dataset_texts(args.dataset)
         qrels = read_qrels(args.qrels, args.reader) if args.qrels else dataset_qrels
         reports, _ = read_reports(args.reports)
         runs_html(

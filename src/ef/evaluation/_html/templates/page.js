@@ -23,20 +23,50 @@ function show(value) {
   return String(value);
 }
 
+async function drawChart(name, spec, metric) {
+  const target = [...document.querySelectorAll("[data-chart]")].find(
+    (node) => node.dataset.chart === name);
+  target.dataset.rendered = "false";
+  if (charts[name]) charts[name].finalize();
+  const result = await window.vegaEmbed(target, spec, { renderer: "svg", actions: false });
+  charts[name] = result.view;
+  if (name.startsWith("difference:")) {
+    result.view.addEventListener("click", (event, item) => {
+      if (item && item.datum && item.datum.query !== undefined) openQuery(item.datum.query);
+    });
+    target.dataset.metric = metric;
+  }
+  target.dataset.rendered = "true";
+}
+
 async function drawCharts() {
-  const jobs = Object.entries(data.charts).map(async ([name, spec]) => {
-    const target = [...document.querySelectorAll("[data-chart]")].find(
-      (node) => node.dataset.chart === name);
-    const result = await window.vegaEmbed(target, spec, { renderer: "svg", actions: false });
-    charts[name] = result.view;
-    if (name.startsWith("difference:")) {
-      result.view.addEventListener("click", (event, item) => {
-        if (item && item.datum && item.datum.query !== undefined) openQuery(item.datum.query);
-      });
-    }
-    target.dataset.rendered = "true";
+  await Promise.all(Object.entries(data.charts).map(
+    ([name, spec]) => drawChart(name, spec, data.chart_metric)));
+}
+
+// A comparison page keeps every metric's per-topic charts; the selector draws one metric's,
+// and the per-query table shows that metric's differences, read from the same charts.
+const chartMetric = document.getElementById("chart-metric");
+const headlineRows = data.rows;
+
+function topicRows(specs) {
+  const values = Object.values(specs).map(
+    (spec) => new Map(spec.data.values.map((bar) => [bar.query, bar.difference])));
+  return headlineRows.map((row) => [row[0], row[1],
+    ...values.map((byQuery) => (byQuery.has(row[0]) ? byQuery.get(row[0]) : null))]);
+}
+
+if (chartMetric) {
+  chartMetric.addEventListener("change", () => {
+    const metric = chartMetric.value;
+    const specs = metric === data.chart_metric ? data.charts : data.topic_charts[metric];
+    data.rows = metric === data.chart_metric ? headlineRows : topicRows(specs);
+    const heading = document.querySelector("#per-query h2");
+    if (heading) heading.textContent = `Per query: ${metric} difference`;
+    drawTable();
+    Promise.all(Object.entries(specs).map(([name, spec]) => drawChart(name, spec, metric)))
+      .catch((error) => console.error(error));
   });
-  await Promise.all(jobs);
 }
 
 // The table: every row is kept in memory; the first ROW_LIMIT of the sorted, filtered rows are drawn.

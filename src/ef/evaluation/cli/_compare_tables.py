@@ -1,0 +1,137 @@
+"""What ``ef-eval compare`` prints: its tables (``--format table``) and its rows (``csv``,
+``tsv``).
+
+The tables are the comparison report's own renderings (``to_table(plain=True)``,
+``to_details_table()``, ``to_p_value_table()``), laid out as every ``ef-eval`` table is
+(:mod:`ef.evaluation.cli._terminal`): fitted to the terminal, or off a terminal to ``COLUMNS``
+(80 when unset); a table too wide is turned (metrics down the side) or cut into blocks of
+columns that each repeat the row labels. Each caption is a paragraph under its table, wrapped
+to the same width. Marks are symbols explained by the caption (★ the best system per metric,
+† a significant difference, letters for groups), never Markdown inside a table.
+
+CSV and TSV hold one row per comparison at full precision, as JSON does: a p-value of 1e-12
+must not print as 0.0000.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import IO, TYPE_CHECKING, Any
+
+from ef.evaluation.cli._table import Cell, Figure, Table, tsv_text
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
+
+    from ef.evaluation import ComparisonReport
+
+__all__ = ["comparison_columns", "comparison_csv", "comparison_tsv", "print_comparison"]
+
+
+_MARKS = re.compile(r"[^0-9)\]]*$")
+
+
+def _aligned(texts: list[str]) -> list[Figure]:
+    """Numbers as written, their marks (``★†``, group letters) padded to one width, so that
+    the digits of a right-aligned column line up.
+
+    >>> [figure.text for figure in _aligned(["0.5000★†", "0.2500", "< 0.0001†"])]
+    ['0.5000★†', '0.2500  ', '< 0.0001† ']
+    """
+    marks = [len(_MARKS.search(text).group()) for text in texts]  # type: ignore[union-attr]
+    width = max(marks, default=0)
+    return [Figure(text + " " * (width - mark)) for text, mark in zip(texts, marks, strict=True)]
+
+
+def _table(rich_table: RichTable, title: str) -> tuple[Table, str]:
+    """A rich table of the report as an ``ef-eval`` table and its caption: right-aligned
+    columns hold numbers as written (with their marks), the others labels."""
+    columns = [str(column.header) for column in rich_table.columns]
+    cells: list[list[Cell]] = []
+    for column in rich_table.columns:
+        texts = [str(cell) for cell in column.cells]
+        cells.append(list(_aligned(texts)) if column.justify == "right" else list(texts))
+    rows = list(zip(*cells, strict=True))
+    return Table(title, columns, rows), str(rich_table.caption or "")
+
+
+def comparison_tables(report: ComparisonReport) -> list[tuple[Table, str]]:
+    """The tables ``--format table`` shows, each with its caption: the means, the
+    differences, and without a baseline the adjusted p-values of every pair per metric."""
+    tables = [
+        _table(report.to_table(plain=True), "Means"),
+        _table(report.to_details_table(), "Differences"),
+    ]
+    test = next((t for t in report.tests if t != "bootstrap"), None)
+    if report.baseline is None and test is not None:
+        tables += [
+            _table(report.to_p_value_table(metric, test), f"Adjusted p-values of {metric}")
+            for metric in report.metrics
+        ]
+    return tables
+
+
+def print_comparison(report: ComparisonReport, stream: IO[str], *, terminal: bool) -> None:
+    """Print every table of :func:`comparison_tables` to ``stream``, a blank line apart.
+
+    :param terminal: whether ``stream`` is a terminal (its width, colours), or plain text.
+    """
+    from ef.evaluation.cli._terminal import print_table
+
+    for index, (table, caption) in enumerate(comparison_tables(report)):
+        if index:
+            stream.write("\n")
+            stream.flush()
+        print_table(table, stream, terminal=terminal, caption=caption)
+
+
+def comparison_columns(report: ComparisonReport) -> tuple[list[str], list[list[Any]]]:
+    """The columns of one row per comparison, and the rows (``None`` where nothing applies)."""
+    p_tests = [test for test in report.tests if test != "bootstrap"]
+    pairs = report.baseline is None
+    columns = ["system", *(["baseline"] if pairs else []), "metric", "mean", "baseline_mean"]
+    columns.append("difference")
+    if "bootstrap" in report.tests:
+        columns += ["ci_low", "ci_high"]
+    columns += ["effect_size", "wins", "ties", "losses"]
+    for test in p_tests:
+        columns += [f"p_{test}", f"p_{test}_adjusted"]
+    if report.risk_alpha is not None:
+        columns += ["urisk", "trisk", "risk", "georisk"]
+    columns.append("significant")
+    rows = []
+    for row in report.comparisons:
+        cells: list[Any] = [row.system, *([row.baseline] if pairs else []), row.metric]
+        cells += [row.mean, row.baseline_mean, row.difference]
+        if "bootstrap" in report.tests:
+            cells += list(row.confidence_interval or (None, None))
+        cells += [row.effect_size, row.wins, row.ties, row.losses]
+        for test in p_tests:
+            cells += [row.p_values[test], row.adjusted_p_values[test]]
+        if report.risk_alpha is not None:
+            cells += [row.urisk, row.trisk, row.risk_reading]
+            cells.append(report.georisk[row.system].get(row.metric))
+        significant = report.significant(row.system, row.metric, against=row.baseline)
+        cells.append("yes" if significant else "no")
+        rows.append(cells)
+    return columns, rows
+
+
+def comparison_csv(report: ComparisonReport) -> str:
+    """:func:`comparison_columns` as CSV, numbers at full precision, nothing as empty."""
+    columns, rows = comparison_columns(report)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
+    return buffer.getvalue()
+
+
+def comparison_tsv(report: ComparisonReport) -> str:
+    """:func:`comparison_columns` as tab-separated values (escaped as
+    :func:`~ef.evaluation.cli._table.tsv_text` escapes), numbers at full precision."""
+    columns, rows = comparison_columns(report)
+    texts = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    return tsv_text(Table("", columns, texts))
