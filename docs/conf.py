@@ -79,6 +79,7 @@ GUIDE_ORDER = (
     "cluster",
     "trec",
     "metrics",
+    "measure-families",
     "dataframes",
     "compare",
     "gate",
