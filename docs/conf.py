@@ -80,6 +80,7 @@ GUIDE_ORDER = (
     "cluster",
     "trec",
     "metrics",
+    "measure-families",
     "dataframes",
     "compare",
     "gate",

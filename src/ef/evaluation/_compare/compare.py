@@ -73,6 +73,7 @@ def compare(
     judged_only: bool = False,
     missing_queries: MissingQueries = "warn",
     risk_alpha: float | None = None,
+    depth: int | None = None,
 ) -> ComparisonReport:
     """Compare systems with a baseline, or every pair of systems, on per-query values, with
     significance tests.
@@ -135,13 +136,18 @@ def compare(
         Ounis; see :mod:`ef.evaluation._compare.risk`): each row then holds URisk_α and TRisk_α
         against its baseline, and the report GeoRisk_α of every system over all of them;
         ``None`` (the default) computes no risk.
+    :param depth: score only each query's first ``depth`` results of every run (trec_eval
+        ``-M``), cut as :func:`evaluate_run` cuts them; ``None`` scores every result. Every
+        system must be scored at one depth: a report made at another (its manifest's
+        ``parameters.depth``) is refused. The report's ``manifest`` records it.
     :param missing_queries: what a judged query a run lacks does, as in :func:`evaluate_run`:
         ``"warn"`` (scored 0, one warning per run), ``"zero"`` (scored 0 silently) or
         ``"error"``. Reports are never scored: they must hold the same queries.
     :raises MissingQueriesError: for a run that holds no judged query (or lacks any, under
         ``missing_queries="error"``), or systems that do not all have the same queries.
     :raises ValueError: for an unknown baseline, test, correction or metric, a run without
-        ``qrels``, or systems that do not all have the same metrics.
+        ``qrels``, systems that do not all have the same metrics, or systems scored at
+        different depths.
     :raises TypeError: for a system that is neither a report nor a run, or a mix of RAG
         reports and retrieval systems.
     :raises ImportError: if scipy (the ``stats`` extra) is not installed.
@@ -167,10 +173,12 @@ def compare(
     )
     if isinstance(qrels, str | os.PathLike):
         qrels = read_qrels(qrels)
+    manifest = {} if is_rag else {"parameters": {"depth": _one_depth(systems, depth)}}
     scoring = {
         "relevance_level": relevance_level,
         "judged_only": judged_only,
         "missing_queries": check_missing_queries(missing_queries),
+        "depth": depth,
     }
     per_query = {
         name: system_per_query(name, systems[name], qrels, metrics, scoring, HOST) for name in names
@@ -213,6 +221,7 @@ def compare(
         seed=seed,
         risk_alpha=risk_alpha,
         georisk=georisk,
+        manifest=manifest,
         per_query={
             name: {
                 query_id: {
@@ -225,6 +234,32 @@ def compare(
             for name in names
         },
     )
+
+
+def _one_depth(systems: Mapping[str, object], depth: int | None) -> int | None:
+    """The one depth every system is scored at: ``depth`` for runs, a report's own.
+
+    :raises ValueError: for a depth that is no int >= 1, or systems scored at different depths.
+    """
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"depth must be an int >= 1 or None, got {depth!r}")
+    depths: dict[str, int | None] = {}
+    for name, system in systems.items():
+        if isinstance(system, RetrievalEvalReport):
+            depths[name] = (system.manifest.get("parameters") or {}).get("depth")
+        else:
+            depths[name] = depth
+    found = set(depths.values()) | ({depth} if depth is not None else set())
+    if len(found) > 1:
+        shown = ", ".join(
+            f"{name!r} at {'every result' if d is None else d}" for name, d in depths.items()
+        )
+        asked = "" if depth is None else f" (depth={depth} asked)"
+        raise ValueError(
+            f"systems scored at different depths (trec_eval -M): {shown}{asked}; score them at "
+            "one depth to compare them"
+        )
+    return next(iter(found), None)
 
 
 def _mean(values: Sequence[float | None]) -> float:

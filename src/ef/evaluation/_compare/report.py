@@ -18,6 +18,7 @@ from ef.evaluation._report.fields import (
     list_of,
     mapping_of,
     nested,
+    object_,
     optional,
     string,
 )
@@ -145,7 +146,8 @@ class ComparisonReport(FrameOutputs, JsonReport):
     :meth:`to_html` draws as each system's per-query difference chart. A report read from
     JSON written before it kept them has an empty ``per_query``. A difference is significant
     when its adjusted p-value is at most ``alpha`` (for ``"bootstrap"``: when its interval
-    leaves out 0). The report keeps every parameter that decided the numbers, and round-trips
+    leaves out 0). The report keeps every parameter that decided the numbers (``manifest``:
+    the ``parameters.depth`` the systems were scored at, trec_eval's ``-M``), and round-trips
     through JSON.
 
     >>> from ef.evaluation import compare
@@ -187,6 +189,9 @@ class ComparisonReport(FrameOutputs, JsonReport):
         kw_only=True,
         converter=frozen_dict_of_dicts,
         metadata=checked(mapping_of(mapping_of(finite))),
+    )
+    manifest: FrozenDict[str, Any] = attrs.field(
+        factory=FrozenDict, converter=freeze, kw_only=True, metadata=checked(object_)
     )
     per_query: FrozenDict[str, FrozenDict[str, FrozenDict[str, float]]] = attrs.field(
         factory=FrozenDict,

@@ -171,7 +171,8 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
     :raises ValueError: for a known measure with a cutoff it does not take, or an unknown
         parameter (naming it and the parameters it takes).
     :raises ParameterError: for a cutoff or parameter outside its domain (naming the measure,
-        the parameter and the domain).
+        the parameter and the domain), or parameters that do not go together
+        (``NERR8(min_rel=3,max_rel=2)@10``).
 
     >>> measure_of(parse("P.10")[-1], "P.10")
     Measure(canon='P', cutoff=10, params=(('rel', None), ('judged_only', False)))
@@ -208,4 +209,7 @@ def measure_of(notation: Notation, written: str) -> Measure | None:
         )
         for name, param in taken.items()
     )
+    problem = None if canon.check is None else canon.check(dict(params))
+    if problem is not None:
+        raise ParameterError(f"metric {written!r} ({canon.name}): {problem}")
     return Measure(canon.name, _cutoff(canon, notation.cutoff, written), params)

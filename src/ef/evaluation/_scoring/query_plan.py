@@ -22,6 +22,7 @@ from ef.evaluation._scoring.aggregation import aggregate
 from ef.evaluation._scoring.grades import plain_ideals, positive_grades, relevant_grades
 from ef.evaluation._scoring.measures.family_scorer import FamilyScorer
 from ef.evaluation._scoring.measures.gains import ndcg_cut
+from ef.evaluation._scoring.measures.subtopics import SubtopicJudgements
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
 from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
 from ef.evaluation._scoring.ranked import RankingSummary
@@ -89,7 +90,10 @@ def _marshals_as_is(value: Mapping[str, Any]) -> bool:
 
 
 def _plain(value: object) -> Any:
-    """``value`` as the plain dicts, str, int, float and bool that marshal writes."""
+    """``value`` as the plain dicts, str, int, float and bool that marshal writes; a query's
+    judgements per subtopic as they are written (:func:`_as_dict`)."""
+    if isinstance(value, SubtopicJudgements):
+        return _plain(_as_dict(value))
     if isinstance(value, Mapping):
         return {_plain(key): _plain(item) for key, item in value.items()}
     if type(value) in _LEAVES:
@@ -198,8 +202,14 @@ def _at_level(metric: Metric) -> Metric:
     return metric
 
 
-def _as_dict(judged: Mapping[str, float]) -> dict[str, float]:
-    """``judged`` as the ``dict`` that :mod:`json` needs; a dict already is not copied."""
+def _as_dict(judged: Mapping[str, float]) -> dict[str, Any]:
+    """``judged`` as the ``dict`` that :mod:`json` needs; a dict already is not copied.
+
+    A query's judgements per subtopic are their ``{doc_id: {subtopic: grade}}``: two diversity
+    qrels that differ only in their subtopics fingerprint differently.
+    """
+    if isinstance(judged, SubtopicJudgements):
+        return judged.by_doc
     return judged if isinstance(judged, dict) else dict(judged)
 
 

@@ -29,6 +29,7 @@ from ef.evaluation import (
     registry,
 )
 from ef.evaluation.cli._arguments import (
+    add_depth_option,
     add_html_option,
     add_missing_queries_option,
     add_run_format_option,
@@ -99,6 +100,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     add_judging_options(parser)
     add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
+    add_depth_option(parser)
     add_run_format_option(parser)
     parser.add_argument(
         "--metrics",
@@ -324,6 +326,7 @@ def handle(args: argparse.Namespace) -> int:
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
         risk_alpha=args.risk_alpha,
+        depth=args.depth,
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:

@@ -14,7 +14,17 @@ import attrs
 
 from ef.evaluation._scoring.aggregation import Aggregation
 from ef.evaluation._scoring.domains import CUTOFF, Domain, choice, integer, number
-from ef.evaluation._scoring.measures import beyond, cut, diversity, gains, incomplete, sets, uncut
+from ef.evaluation._scoring.measures import (
+    beyond,
+    compat,
+    cut,
+    cwl,
+    diversity,
+    gains,
+    incomplete,
+    sets,
+    uncut,
+)
 from ef.evaluation._scoring.measures.param_domains import FLAG, GAINS
 from ef.evaluation._scoring.measures.summary import QueryFacts, at_level
 from ef.evaluation._scoring.measures.views import judged_only_view, regraded
@@ -61,6 +71,17 @@ RECALL_LEVEL = number(0, 1)
 """IPrec's cutoff: a recall level (trec_eval's ``iprec_at_recall`` reads levels in [0, 1])."""
 R_MULTIPLE = number(0)
 """Rprec_mult's cutoff: a multiple of R."""
+MIN_REL = Param("min_rel", integer(0), 0, "the grade that gains nothing: grades at or below it")
+MAX_REL = Param(
+    "max_rel", integer(1), 1, "the scale's largest grade, full gain (ir_measures requires it)"
+)
+GOAL = Param("T", number(0, low_open=True), 1.0, "the gain the user wants (in full-gain documents)")
+NERR_P = Param(
+    "p", number(0, 1, low_open=True), 0.9, "the user's persistence, before gain stops them"
+)
+SDCG_DCG = Param("dcg", choice("log2"), "log2", "the discount: log2(rank + 1)")
+COMPAT_P = Param("p", number(0, 1, low_open=True), 0.95, "the persistence of the overlap's weights")
+NORMALIZE = Param("normalize", FLAG, True, "divide by the ideal ranking's own overlap")
 
 
 @attrs.frozen
@@ -78,6 +99,8 @@ class Canon:
     :ivar source: its source of truth.
     :ivar description: one line on what it measures.
     :ivar notations: examples of how it is written.
+    :ivar check: what its parameters must satisfy together: ``check(params)`` gives the problem
+        in words, or ``None``.
     """
 
     name: str
@@ -90,6 +113,9 @@ class Canon:
     source: str = ""
     description: str = ""
     notations: tuple[str, ...] = ()
+    check: Callable[[Mapping[str, Any]], str | None] | None = attrs.field(
+        default=None, kw_only=True
+    )
 
     @property
     def fraction(self) -> bool:
@@ -156,8 +182,27 @@ def _c(
                  notations=notations, **more)  # fmt: skip
 
 
+def _scale(params: Mapping[str, Any]) -> str | None:
+    if params["min_rel"] >= params["max_rel"]:
+        return f"min_rel ({params['min_rel']}) must be less than max_rel ({params['max_rel']})"
+    return None
+
+
+def _cwl(fn: Callable[..., float], *names: str) -> Compute:
+    """A C/W/L measure, with its cutoff (if it takes one) and ``names`` then its scale."""
+    return lambda facts, k, params: fn(
+        facts,
+        *(() if k is None else (k,)),
+        *(params[name] for name in names),
+        params["min_rel"],
+        params["max_rel"],
+    )
+
+
 _TREC = "trec_eval"
 _NDEVAL = "ndeval (ir_measures' pyndeval provider)"
+_CWL = "cwl_eval (ir_measures' cwl_eval provider)"
+_SCALE = (MIN_REL, MAX_REL)
 CANON: dict[str, Canon] = {
     canon.name: canon
     for canon in (
@@ -261,6 +306,35 @@ CANON: dict[str, Canon] = {
         _c("AP_IA", lambda f, k, p: diversity.ap_ia(f), "none", (REL, JUDGED), _NDEVAL,
            "intent-aware average precision: AP per subtopic, averaged",
            ("AP_IA", "MAP-IA", "MAP_IA")),
+        _c("NERR8", _cwl(cwl.nerr8), "required", _SCALE, _CWL + ", Eq. 8 of Azzopardi et al. "
+           "ICTIR 2021", "ERR as a C/W/L measure: stopping on gain, truncated at k",
+           ("NERR8@10", "NERR8(max_rel=3)@10"), check=_scale),
+        _c("NERR9", _cwl(cwl.nerr9), "required", _SCALE, _CWL + ", Eq. 9",
+           "ERR as a C/W/L measure: stopping on gain and with rank, truncated at k",
+           ("NERR9@10", "NERR9(min_rel=1,max_rel=3)@10"), check=_scale),
+        _c("NERR10", _cwl(cwl.nerr10, "p"), "none", (NERR_P, *_SCALE), _CWL + ", Eq. 10",
+           "ERR as a C/W/L measure: stopping on gain, RBP's persistence p",
+           ("NERR10", "NERR10(p=0.8,max_rel=3)"), check=_scale),
+        _c("NERR11", _cwl(cwl.nerr11, "T"), "none", (GOAL, *_SCALE), _CWL + ", Eq. 11",
+           "ERR as a C/W/L measure: stopping on gain, INSQ's goal T",
+           ("NERR11", "NERR11(T=2,max_rel=3)"), check=_scale),
+        _c("INST", _cwl(cwl.inst, "T"), "none", (GOAL, *_SCALE), _CWL + " (Moffat et al. 2015)",
+           "a user who wants T units of gain and reads on less as they gather it",
+           ("INST", "INST(T=1)", "INST(T=2,max_rel=3)"), check=_scale),
+        _c("INSQ", _cwl(cwl.insq, "T"), "none", (GOAL, *_SCALE), _CWL + " (Moffat et al. 2012)",
+           "a user who expects to want T units of gain, whatever they find",
+           ("INSQ", "INSQ(T=2,max_rel=3)"), check=_scale),
+        _c("BPM", _cwl(cwl.bpm, "T"), "required", (GOAL, *_SCALE),
+           _CWL + " (static BPM, Zhang et al. 2017)",
+           "a user who stops at T units of gain or k documents, whichever comes first",
+           ("BPM@20", "BPM(T=1)@20", "BPM(T=2,max_rel=3)@10"), check=_scale),
+        _c("SDCG", _cwl(cwl.sdcg), "required", (SDCG_DCG, *_SCALE), _CWL,
+           "DCG of the top k over that of k documents of full gain",
+           ("SDCG@10", "SDCG(max_rel=3)@10"), check=_scale),
+        _c("Compat", lambda f, k, p: compat.compatibility(f, p["p"], p["normalize"]), "none",
+           (COMPAT_P, NORMALIZE), "ir_measures' compat provider (Clarke et al., TOIS 2021)",
+           "rank-biased overlap with the ideal ranking closest to the ranking",
+           ("Compat", "Compat(p=0.8)", "Compat(p=0.9,normalize=False)")),
         _c("IPrec", _one(uncut.iprec_at_recall), "required", (REL, JUDGED),
            _TREC + " m_iprec_at_recall.c", "interpolated precision at a recall level",
            ("IPrec@0.1", "iprec_at_recall.0.10", "iprec_at_recall_0.10"),
