@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 from trectools import TrecPoolMaker, TrecRun
 
 from ef.evaluation import (
@@ -136,3 +138,19 @@ def test_run_command_refuses_a_bad_confidence_level(tmp_path):
     done = ef_eval("run", qrels, runs[0], "--interval", "t", "--interval-confidence", "95")
     assert done.returncode == 2
     assert "expected a number between 0 and 1, got '95'" in done.stderr
+
+
+def test_rag_command_shows_intervals_over_the_samples_a_metric_applied_to(tmp_path):
+    samples = [
+        {"user_input": f"q{i}", "response": "paris" if i % 3 else "london", "reference": "paris"}
+        for i in range(12)
+    ]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    done = ef_eval("rag", path, "--metrics", "exact_match", "--interval", "t", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    header, row = [line.split(",") for line in done.stdout.splitlines()]
+    assert header == ["metric", "mean", "samples", "low", "high"]
+    values = [0.0 if i % 3 == 0 else 1.0 for i in range(12)]
+    low, high = stats.t.interval(0.95, 11, loc=np.mean(values), scale=stats.sem(values))
+    assert row == ["exact_match", f"{np.mean(values):.4f}", "12", f"{low:.4f}", f"{high:.4f}"]

@@ -22,6 +22,7 @@ __all__ = [
     "add_run_format_option",
     "count",
     "html_path",
+    "interval_options",
     "keyword_defaults",
     "parse_cutoffs",
     "parse_level",
@@ -293,6 +294,19 @@ def add_interval_options(parser: argparse.ArgumentParser) -> None:
         metavar="LEVEL",
         help="the coverage of --interval (default: 0.95)",
     )
+
+
+def interval_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of ``--interval`` and ``--interval-confidence``, those given only.
+
+    >>> interval_options(argparse.Namespace(interval="t", interval_confidence=None))
+    {'interval': 't'}
+    """
+    return {
+        keyword: value
+        for flag, keyword in (("interval", "interval"), ("interval_confidence", "confidence_level"))
+        if (value := getattr(args, flag, None)) is not None
+    }
 
 
 def html_path(text: str) -> str:
