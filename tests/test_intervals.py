@@ -195,3 +195,17 @@ def test_dataframe_of_means_gains_interval_columns_only_when_asked():
     assert list(frame.columns) == ["metric", "value", "ci_low", "ci_high"]
     low, high = plain.with_intervals("t").intervals.bounds["mrr@1"]
     assert (frame["ci_low"][0], frame["ci_high"][0]) == (low, high)
+
+
+def test_resamples_drawn_in_batches_are_the_resamples_of_one_batch(monkeypatch):
+    # Memory stays bounded for a large query set; the interval is the one scipy gives unbatched.
+    import ef.evaluation._report.intervals as intervals
+
+    data = values(8, 301)
+    whole = mean_interval(data, "bootstrap", n_resamples=1001, seed=5)
+    monkeypatch.setattr(intervals, "MAX_RESAMPLED_VALUES", 301 * 77)
+    assert mean_interval(data, "bootstrap", n_resamples=1001, seed=5) == whole
+    expected = stats.bootstrap(
+        (data,), np.mean, method="percentile", n_resamples=1001, rng=np.random.default_rng(5)
+    ).confidence_interval
+    assert whole == (expected.low, expected.high)

@@ -115,7 +115,7 @@ def pool_runs(runs: RunsArg, *, depth: int = 10, judged: Any = None) -> Judgemen
     topX=depth).pool``, except that ties of score are broken as trec_eval breaks them (doc id
     descending; trectools: ascending). Every query any run answers is pooled. With ``judged``,
     documents that already have a grade there are left out (and counted in ``left_out``), so
-    a new run adds only what is new to judge.
+    a new run adds only what is new to judge; a query left with nothing to judge has no entry.
 
     :param runs: ``{name: run}`` or a list of runs; each run a ``{query_id: [doc ids]}`` or
         ``{query_id: {doc_id: score}}`` mapping, a DataFrame, or a run file's path (named after

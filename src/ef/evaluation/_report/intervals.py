@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_N_RESAMPLES",
     "DEFAULT_SEED",
     "INTERVAL_METHODS",
+    "MAX_RESAMPLED_VALUES",
     "RELATIVE_TOLERANCE",
     "IntervalMethod",
     "MeanIntervals",
@@ -60,6 +61,9 @@ DEFAULT_SEED = 0
 """The seed of ``numpy.random.default_rng`` for a bootstrap interval, unless told otherwise."""
 
 _INSTALL_HINT = "pip install 'ef-evaluation[stats]'"
+MAX_RESAMPLED_VALUES = 2**24
+"""The most values a bootstrap holds at once (128 MiB of floats): resamples are drawn in batches
+of at most this many values, which draws the same resamples as one batch would."""
 RELATIVE_TOLERANCE = 1e-12
 """Values within this fraction of their largest magnitude (at least 1) count as equal."""
 
@@ -145,9 +149,12 @@ def percentile_bootstrap(
     ``method="percentile"``), resampling from ``numpy.random.default_rng(seed)``.
 
     No degenerate case is decided here: callers handle a single value and constant values
-    (:func:`mean_interval`, :func:`~ef.evaluation._compare.stats.bootstrap_interval`).
+    (:func:`mean_interval`, :func:`~ef.evaluation._compare.stats.bootstrap_interval`). The
+    resamples are drawn in batches of at most :data:`MAX_RESAMPLED_VALUES` values, so that
+    10,000 resamples of a million queries do not need 80 GB.
     """
     numpy, stats = scipy_modules()
+    batch = max(1, MAX_RESAMPLED_VALUES // max(1, len(values)))
     result = stats.bootstrap(
         (numpy.asarray(values, dtype=float),),
         numpy.mean,
@@ -155,6 +162,7 @@ def percentile_bootstrap(
         confidence_level=confidence_level,
         method="percentile",
         vectorized=True,
+        batch=batch if batch < n_resamples else None,
         **rng_option(stats.bootstrap, seed),
     )
     interval = result.confidence_interval
