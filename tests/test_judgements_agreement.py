@@ -9,6 +9,8 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from trectools import TrecQrel
@@ -120,3 +122,32 @@ def test_bad_input_is_a_clear_error(judgements, error, match):
 def test_unknown_level_is_refused():
     with pytest.raises(ValueError, match="unknown level 'scale'"):
         judgement_agreement([{"q1": {"d1": 1}}, {"q1": {"d1": 0}}], level="scale")  # type: ignore[arg-type]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 3), st.one_of(st.none(), st.integers(0, 3))),
+        min_size=2,
+        max_size=30,
+    ),
+    st.sampled_from(["nominal", "ordinal", "interval", "ratio"]),
+)
+def test_any_grades_agree_with_the_oracles_or_are_refused(rows, level):
+    first = {"q": {f"d{i}": float(a) for i, (a, _, _) in enumerate(rows)}}
+    second = {"q": {f"d{i}": float(b) for i, (_, b, _) in enumerate(rows)}}
+    third = {"q": {f"d{i}": float(c) for i, (_, _, c) in enumerate(rows) if c is not None}}
+    a, b = [r[0] for r in rows], [r[1] for r in rows]
+    if len(set(a + b)) == 1:
+        with pytest.raises(ValueError, match="one grade only"):
+            judgement_agreement([first, second])
+        return
+    two = judgement_agreement([first, second], level=level)
+    assert two.cohen_kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+    assert -1.0 <= two.cohen_kappa <= 1.0
+    data = [a, b, [math.nan if r[2] is None else r[2] for r in rows]]
+    shared = [r for r in rows if r[2] is not None]
+    if not shared or len({g for r in shared for g in r}) == 1:
+        return  # no pair all three judged, or one grade on them: refused, as tested above
+    three = judgement_agreement([first, second, third], level=level)
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert three.krippendorff_alpha == pytest.approx(expected, abs=1e-9)
