@@ -36,7 +36,7 @@ LAYERS: list[list[str]] = [
     ["_scoring"],
     ["_io"],
     ["_plugins"],
-    ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare", "_gate"],
+    ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare", "_gate", "_judgements"],
     ["_html"],
     ["_builtins"],
     ["__init__", "testing", "extending"],

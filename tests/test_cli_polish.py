@@ -199,6 +199,8 @@ def test_commands_are_still_listed_in_help_order():
         "check",
         "report",
         "fuse",
+        "pool",
+        "qrels_stats",
         "metrics",
         "plugins",
         "demo",

@@ -28,6 +28,13 @@ SPEC_NAMES = {
 }
 
 ADDED_NAMES = {
+    "JudgementAgreement",
+    "JudgementPool",
+    "MeanIntervals",
+    "QrelsStatistics",
+    "judgement_agreement",
+    "pool_runs",
+    "qrels_statistics",
     "CORRECTIONS",
     "DEFAULT_K_VALUES",
     "EvaluationError",

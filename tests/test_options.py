@@ -26,6 +26,9 @@ def retriever(query: str, *, limit: int = 10) -> list[str]:
     return {"alpha": ["d1", "d2"], "beta": ["d2"]}[query][:limit]
 
 
+INTERVAL_KEYWORDS = {"interval": None, "confidence_level": 0.95}
+
+
 def keywords(function) -> dict[str, object]:
     return {
         name: parameter.default
@@ -36,14 +39,24 @@ def keywords(function) -> dict[str, object]:
 
 @pytest.mark.parametrize("function", [evaluate_retrieval, evaluate_retrieval_async])
 def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
-    # Besides them, only where to save the rankings once the evaluation is done.
-    assert keywords(function) == {**EvaluationOptions.keywords(), "save_run": None}
+    # Besides them, only what is done with the report once the evaluation is done: where to save
+    # the rankings, and the intervals of the means (recorded in report.intervals).
+    assert keywords(function) == {
+        **EvaluationOptions.keywords(),
+        "save_run": None,
+        **INTERVAL_KEYWORDS,
+    }
 
 
 def test_evaluate_run_takes_exactly_the_scoring_options():
     # Besides them, only how to read a run given as a file path, and what a judged query the
-    # run lacks does (a retriever is asked every judged query: no such option there).
-    assert keywords(evaluate_run) == {**RunOptions.keywords(), "run_format": None}
+    # run lacks does (a retriever is asked every judged query: no such option there); and the
+    # intervals of the means, computed from the report.
+    assert keywords(evaluate_run) == {
+        **RunOptions.keywords(),
+        "run_format": None,
+        **INTERVAL_KEYWORDS,
+    }
     assert RunOptions.keywords() == {
         **ScoringOptions.keywords(),
         "missing_queries": "warn",

@@ -76,6 +76,9 @@ from ef.evaluation._io.rag_samples import read_rag_samples
 from ef.evaluation._io.runs import write_run
 from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec_run
 from ef.evaluation._json import loads_strict
+from ef.evaluation._judgements.agreement import JudgementAgreement, judgement_agreement
+from ef.evaluation._judgements.pool import JudgementPool, pool_runs
+from ef.evaluation._judgements.stats import QrelsStatistics, qrels_statistics
 from ef.evaluation._metric_names.api import check_metrics, measure_catalogue
 from ef.evaluation._metric_names.catalogue import MeasureInfo
 from ef.evaluation._plugins.active import (
@@ -99,6 +102,7 @@ from ef.evaluation._rag.lexical import context_precision, context_recall, exact_
 from ef.evaluation._rag.ragas import as_ragas_dataset
 from ef.evaluation._redact import redact_url
 from ef.evaluation._report.html_hook import register_html_writer as _register_html_writer
+from ef.evaluation._report.intervals import MeanIntervals
 from ef.evaluation._report.reports import QueryFailure, RagEvalReport, RetrievalEvalReport
 from ef.evaluation._running.evaluate import (
     DEFAULT_K_VALUES,
@@ -159,6 +163,9 @@ __all__ = [
     "IncompleteEvaluationWarning",
     "JournalCorruptError",
     "JournalMismatchError",
+    "JudgementAgreement",
+    "JudgementPool",
+    "MeanIntervals",
     "MeasureInfo",
     "MissingQueriesError",
     "MissingQueriesWarning",
@@ -169,6 +176,7 @@ __all__ = [
     "PluginWarning",
     "Progress",
     "Qrels",
+    "QrelsStatistics",
     "Queries",
     "QueryError",
     "QueryFailure",
@@ -201,6 +209,7 @@ __all__ = [
     "hookimpl",
     "is_stream",
     "journal_to_trec_run",
+    "judgement_agreement",
     "list_plugins",
     "loads_strict",
     "measure_catalogue",
@@ -208,7 +217,9 @@ __all__ = [
     "optimize_fusion",
     "overwritten_input",
     "parse_rule",
+    "pool_runs",
     "precision_at_k",
+    "qrels_statistics",
     "read_beir",
     "read_dataset",
     "read_diversity_qrels",

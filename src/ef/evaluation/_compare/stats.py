@@ -16,10 +16,17 @@ Cohen's d of ~1e15 for a system that is better by exactly 0.1 on every query.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
+
+from ef.evaluation._report.intervals import (
+    check_interval_options,
+    common_value,
+    percentile_bootstrap,
+    rng_option,
+    scipy_modules,
+)
 
 __all__ = [
     "CORRECTIONS",
@@ -38,26 +45,7 @@ SIGNIFICANCE_TESTS = ("t-test", "randomization", "wilcoxon", "bootstrap", "tukey
 CORRECTIONS = ("holm", "bonferroni", "bh")
 """The multiple-testing corrections :func:`compare` knows (``correction=``), besides ``None``."""
 
-_INSTALL_HINT = "pip install 'ef-evaluation[stats]'"
-_RELATIVE_TOLERANCE = 1e-12
-
-
-def _scipy() -> tuple[Any, Any]:
-    """``(numpy, scipy.stats)``, or an ImportError naming the extra that provides them."""
-    try:
-        # Optional extra: untyped, and absent from a core-only type check.
-        import numpy  # type: ignore[import-not-found, unused-ignore]
-        from scipy import stats  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    except ImportError as error:
-        if isinstance(error, ModuleNotFoundError) and error.name in {"scipy", "numpy"}:
-            raise ImportError(
-                f"significance tests need scipy, but {error.name} is not installed "
-                f"({_INSTALL_HINT})"
-            ) from error
-        raise ImportError(
-            f"scipy is installed but failed to import: {error} (reinstall it: {_INSTALL_HINT})"
-        ) from error
-    return numpy, stats
+_scipy = scipy_modules
 
 
 def _differences(system: Sequence[float], baseline: Sequence[float]) -> list[float]:
@@ -76,18 +64,7 @@ def _constant_difference(
     """The common difference when every difference is the same up to rounding noise (``0.0``
     when that is zero), else ``None``; see the module's docstring for the tolerance."""
     scale = max(1.0, *(abs(float(v)) for v in system), *(abs(float(v)) for v in baseline))
-    tolerance = _RELATIVE_TOLERANCE * scale
-    if max(differences) - min(differences) > tolerance:
-        return None
-    common = math.fsum(differences) / len(differences)
-    return 0.0 if abs(common) <= tolerance else common
-
-
-def _rng_option(function: Any, seed: int) -> dict[str, Any]:
-    """The seeded generator under the keyword this scipy accepts (``rng`` from 1.15 on)."""
-    numpy, _ = _scipy()
-    keyword = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {keyword: numpy.random.default_rng(seed)}
+    return common_value(differences, scale)
 
 
 def paired_t_test(system: Sequence[float], baseline: Sequence[float]) -> float | None:
@@ -192,7 +169,7 @@ def randomization_test(
         vectorized=True,
         n_resamples=n_permutations,
         alternative="greater",
-        **_rng_option(stats.permutation_test, seed),
+        **rng_option(stats.permutation_test, seed),
     )
     return min(1.0, float(result.pvalue))
 
@@ -231,10 +208,7 @@ def bootstrap_interval(
     (0.0, 0.0)
     """
     differences = _differences(system, baseline)
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    check_interval_options(None, confidence_level, n_resamples)
     common = _constant_difference(system, baseline, differences)
     if common == 0.0:
         return (0.0, 0.0)
@@ -242,18 +216,9 @@ def bootstrap_interval(
         return None
     if common is not None:
         return (common, common)
-    numpy, stats = _scipy()
-    result = stats.bootstrap(
-        (numpy.asarray(differences),),
-        numpy.mean,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        method="percentile",
-        vectorized=True,
-        **_rng_option(stats.bootstrap, seed),
+    return percentile_bootstrap(
+        differences, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
     )
-    interval = result.confidence_interval
-    return (float(interval.low), float(interval.high))
 
 
 def cohens_d(system: Sequence[float], baseline: Sequence[float]) -> float | None:

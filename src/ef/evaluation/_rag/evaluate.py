@@ -17,6 +17,7 @@ from ef.evaluation._io.rag_frames import samples_from_frame
 from ef.evaluation._plugins import rag_metric_functions, registry
 from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._rag.sample_ids import check_ids, sample_ids
+from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RagEvalReport
 from ef.evaluation._scoring.metrics import checked_value
 from ef.evaluation._types import RagMetricFn, RagSample
@@ -129,6 +130,8 @@ def evaluate_rag(
     *,
     metrics: Sequence[str] = _DEFAULT_METRICS,
     ids: Sequence[str] | None = None,
+    interval: IntervalMethod | None = None,
+    confidence_level: float = 0.95,
 ) -> RagEvalReport:
     """Score RAG samples with deterministic, reference-based lexical metrics.
 
@@ -165,6 +168,10 @@ def evaluate_rag(
     :param ids: one unique id per sample, in order, recorded as the report's ``sample_ids`` so
         :func:`compare` can pair two pipelines' reports; ``None`` uses each ``user_input`` when
         every sample has one and none repeats (else the report has no sample ids).
+    :param interval: also state each mean's uncertainty, over the samples the metric applied
+        to: ``"t"`` or ``"bootstrap"`` (percentile, 10,000 resamples, seed 0), in
+        ``report.intervals``, as :func:`evaluate_retrieval` does; ``None`` computes none.
+    :param confidence_level: the coverage of ``interval``, in (0, 1).
     :returns: a :class:`RagEvalReport`.
     :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
         sample with an empty ``reference`` list, naming the sample, and for ``ids`` that repeat
@@ -185,6 +192,7 @@ def evaluate_rag(
     0.5
     """
     functions = _resolve(metrics)
+    check_interval_options(interval, confidence_level)
     if is_frame(samples):  # Ragas' from_pandas shape: a row per sample, a column per field
         samples = samples_from_frame(samples)
     checked_ids = None if ids is None else check_ids(ids)
@@ -206,10 +214,13 @@ def evaluate_rag(
         per_sample.append(row)
     if not per_sample:
         raise ValueError("samples is empty: evaluate_rag needs at least one sample")
-    return RagEvalReport(
+    report = RagEvalReport(
         metrics={name: math.fsum(v) / len(v) for name, v in values.items() if v},
         coverage={name: len(v) for name, v in values.items()},
         n_samples=len(per_sample),
         per_sample=per_sample,
         sample_ids=sample_ids(checked_ids, user_inputs),
     )
+    if interval is None:
+        return report
+    return report.with_intervals(interval, confidence_level=confidence_level)

@@ -31,6 +31,13 @@ from ef.evaluation._report.frozen import (
     frozen_dict_of_dicts,
 )
 from ef.evaluation._report.html_hook import write_html
+from ef.evaluation._report.intervals import (
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_SEED,
+    IntervalMethod,
+    MeanIntervals,
+    mean_intervals,
+)
 from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 __all__ = ["QueryFailure", "RagEvalReport", "RetrievalEvalReport"]
@@ -43,6 +50,20 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     high = min(low + 1, len(sorted_values) - 1)
     weight = position - low
     return sorted_values[low] * (1.0 - weight) + sorted_values[high] * weight
+
+
+def _interval_columns(
+    intervals: MeanIntervals | None, metrics: Mapping[str, float]
+) -> list[Column]:
+    """``ci_low, ci_high`` per metric when the report has intervals (missing where a metric has
+    none), else no column."""
+    if intervals is None:
+        return []
+    bounds = [intervals.bounds.get(key) for key in metrics]
+    return [
+        ("ci_low", "float", [None if pair is None else pair[0] for pair in bounds]),
+        ("ci_high", "float", [None if pair is None else pair[1] for pair in bounds]),
+    ]
 
 
 def _frozen_samples(
@@ -100,7 +121,9 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
     although the retriever returned ``limit`` results (raise ``limit``); ``failures`` holds the
     :class:`QueryFailure` of each query whose retrieval failed (left out of the means);
     ``latency`` maps each retrieved query to its wall time in seconds; ``manifest`` records the
-    library version, the parameters and fingerprints of the inputs.
+    library version, the parameters and fingerprints of the inputs; ``intervals`` holds the
+    confidence interval of each mean when one was asked for (``interval=``, or
+    :meth:`with_intervals`), else ``None``.
 
     A report is a value: its mappings are read-only ``dict``\\ s (assigning into
     ``report.metrics`` raises :class:`TypeError`; ``dict(report.metrics)`` is a copy to
@@ -145,6 +168,9 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
     manifest: FrozenDict[str, Any] = attrs.field(
         factory=FrozenDict, converter=freeze, kw_only=True, metadata=checked(object_)
     )
+    intervals: MeanIntervals | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(nested(MeanIntervals)))
+    )
 
     @property
     def primary(self) -> float | None:
@@ -167,6 +193,7 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
             return [
                 ("metric", "string", list(self.metrics)),
                 ("value", "float", list(self.metrics.values())),
+                *_interval_columns(self.intervals, self.metrics),
             ]
         rows = [(q, key, v) for q, values in self.per_query.items() for key, v in values.items()]
         return [
@@ -174,6 +201,37 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
             ("metric", "string", [row[1] for row in rows]),
             ("value", "float", [row[2] for row in rows]),
         ]
+
+    def with_intervals(
+        self,
+        method: IntervalMethod = "t",
+        *,
+        confidence_level: float = 0.95,
+        n_resamples: int = DEFAULT_N_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> RetrievalEvalReport:
+        """This report with a confidence interval for each mean, from its per-query values.
+
+        ``"t"`` is Student's t interval; ``"bootstrap"`` the percentile bootstrap interval of
+        ``n_resamples`` resamples of the queries drawn from ``numpy.random.default_rng(seed)``
+        (the same seed gives the same interval). Needs scipy (the ``stats`` extra). See
+        :doc:`/intervals`.
+
+        :raises ValueError: for an unknown method, a level outside (0, 1) or ``n_resamples < 1``.
+        :raises ImportError: without scipy.
+        """
+        values = {
+            key: [row[key] for row in self.per_query.values() if key in row] for key in self.metrics
+        }
+        intervals = mean_intervals(
+            self.metrics,
+            values,
+            method,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        return attrs.evolve(self, intervals=intervals)
 
     @property
     def latency_summary(self) -> dict[str, float] | None:
@@ -224,7 +282,8 @@ class RagEvalReport(FrameOutputs, JsonReport):
 
     ``per_sample`` (keyword-only) keeps each sample's values, ``None`` where a metric did not
     apply; ``sample_ids`` (keyword-only) names the samples in the same order, so
-    :func:`compare` can pair two pipelines' reports (empty when the samples have no ids).
+    :func:`compare` can pair two pipelines' reports (empty when the samples have no ids);
+    ``intervals`` (keyword-only) the confidence interval of each mean when asked for.
 
     >>> report = RagEvalReport(
     ...     metrics={'exact_match': 0.5}, coverage={'exact_match': 4}, n_samples=4)
@@ -248,6 +307,34 @@ class RagEvalReport(FrameOutputs, JsonReport):
     sample_ids: tuple[str, ...] = attrs.field(
         default=(), converter=as_tuple, kw_only=True, metadata=checked(list_of(string))
     )
+    intervals: MeanIntervals | None = attrs.field(
+        default=None, kw_only=True, metadata=checked(optional(nested(MeanIntervals)))
+    )
+
+    def with_intervals(
+        self,
+        method: IntervalMethod = "t",
+        *,
+        confidence_level: float = 0.95,
+        n_resamples: int = DEFAULT_N_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> RagEvalReport:
+        """This report with a confidence interval for each mean, from the values of the
+        samples the metric applied to; as :meth:`RetrievalEvalReport.with_intervals`.
+        """
+        values = {
+            key: [v for sample in self.per_sample if (v := sample.get(key)) is not None]
+            for key in self.metrics
+        }
+        intervals = mean_intervals(
+            self.metrics,
+            values,
+            method,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        return attrs.evolve(self, intervals=intervals)
 
     def frame_columns(self, means: bool) -> list[Column]:
         """Columns ``sample_id, metric, value``, one row per sample and metric (``value``
@@ -259,6 +346,7 @@ class RagEvalReport(FrameOutputs, JsonReport):
                 ("metric", "string", list(self.metrics)),
                 ("value", "float", list(self.metrics.values())),
                 ("coverage", "int", [self.coverage.get(key, 0) for key in self.metrics]),
+                *_interval_columns(self.intervals, self.metrics),
             ]
         ids = self.sample_ids or [str(index) for index in range(len(self.per_sample))]
         rows = [

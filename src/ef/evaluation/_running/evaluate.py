@@ -7,18 +7,15 @@ Each takes the process's plugin host once and hands it to what it drives
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-import attrs
-
-from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
 from ef.evaluation._plugins import HOST
+from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun
 from ef.evaluation._running.options import (
@@ -27,6 +24,7 @@ from ef.evaluation._running.options import (
     EvaluationOptions,
     RunOptions,
 )
+from ef.evaluation._running.progress_display import progress_shown
 from ef.evaluation._running.resumed import say_resumed
 from ef.evaluation._running.run_scoring import score_run
 from ef.evaluation._running.saved_run import saved, saving_run
@@ -87,6 +85,8 @@ def evaluate_retrieval(
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
     batch_size: int | None = None,
+    interval: IntervalMethod | None = None,
+    confidence_level: float = 0.95,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -195,6 +195,11 @@ def evaluate_retrieval(
         :doc:`/remote`); ``None`` takes the retriever's own ``batch_size`` attribute, else 32;
         ``1`` asks one query per call. Timeouts, retries, failures, the journal and progress
         stay per query: a batch that fails is split until a failing query fails alone.
+    :param interval: also state each mean's uncertainty: ``"t"`` (Student's t interval) or
+        ``"bootstrap"`` (percentile bootstrap, 10,000 resamples of the queries, seed 0), in
+        ``report.intervals``; ``None`` (the default) computes none. Needs scipy (the ``stats``
+        extra); :meth:`RetrievalEvalReport.with_intervals` takes other resamples and seeds.
+    :param confidence_level: the coverage of ``interval``, in (0, 1).
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -211,6 +216,7 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
+    check_interval_options(interval, confidence_level)
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
@@ -227,26 +233,7 @@ def evaluate_retrieval(
                         portal.call(evaluation.run_async)
                 else:
                     anyio.run(evaluation.run_async)
-        return saved(_finish(evaluation), saver)
-
-
-@contextlib.contextmanager
-def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
-    """``options`` with ``progress=True`` made a display of the queries done, while it runs.
-
-    A callback or ``None`` is kept as it is; the display (a bar on a terminal, else a plain
-    line every ``EF_PROGRESS_INTERVAL`` seconds) is closed when the block ends.
-    """
-    with as_callback(options.progress, label="queries", unit="queries", counts=_counts) as callback:
-        yield options if callback is options.progress else attrs.evolve(options, progress=callback)
-
-
-def _counts(progress: Progress) -> tuple[int, int | None, str]:
-    """What ``progress=True`` shows: queries done, the total, failures and the running metric."""
-    notes = [f"{progress.failed} failed"] if progress.failed else []
-    if progress.primary is not None and progress.primary_name:
-        notes.append(f"{progress.primary_name} {progress.primary:.4f}")
-    return progress.done, progress.total, ", ".join(notes)
+        return stated(saved(_finish(evaluation), saver), interval, confidence_level)
 
 
 async def evaluate_retrieval_async(
@@ -271,6 +258,8 @@ async def evaluate_retrieval_async(
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
     batch_size: int | None = None,
+    interval: IntervalMethod | None = None,
+    confidence_level: float = 0.95,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -289,13 +278,23 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
+    check_interval_options(interval, confidence_level)
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
             evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
             say_resumed(evaluation, options)
             await evaluation.run_async()
-        return saved(_finish(evaluation), saver)
+        return stated(saved(_finish(evaluation), saver), interval, confidence_level)
+
+
+def stated(
+    report: RetrievalEvalReport, interval: IntervalMethod | None, confidence_level: float
+) -> RetrievalEvalReport:
+    """``report`` with the intervals of its means asked for (``interval``), if any."""
+    if interval is None:
+        return report
+    return report.with_intervals(interval, confidence_level=confidence_level)
 
 
 def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
@@ -323,6 +322,8 @@ def evaluate_run(
     run_format: str | None = None,
     missing_queries: MissingQueries = "warn",
     depth: int | None = None,
+    interval: IntervalMethod | None = None,
+    confidence_level: float = 0.95,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -366,6 +367,8 @@ def evaluate_run(
         ``"error"`` refuses a run that lacks any.
     :param depth: score only each query's first ``depth`` results (trec_eval ``-M``), cut in
         trec_eval's order before any metric sees them; ``None`` scores every result.
+    :param interval: confidence intervals of the means, as in :func:`evaluate_retrieval`.
+    :param confidence_level: their coverage, in (0, 1).
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a run or qrels of another type (a Series, an array, a list of
@@ -383,5 +386,7 @@ def evaluate_run(
     >>> report.metrics['mrr@2']
     0.5
     """
+    check_interval_options(interval, confidence_level)
     options = RunOptions.from_keywords(locals())
-    return score_run(run, qrels, options, HOST, run_format=run_format)
+    report = score_run(run, qrels, options, HOST, run_format=run_format)
+    return stated(report, interval, confidence_level)

@@ -46,13 +46,28 @@ def _commands() -> tuple[ModuleType, ...]:
         fuse,
         metrics,
         plugins,
+        pool,
+        qrels_stats,
         rag,
         report,
         retrieval,
         run,
     )
 
-    return (run, retrieval, rag, compare, check, report, fuse, metrics, plugins, demo)
+    return (
+        run,
+        retrieval,
+        rag,
+        compare,
+        check,
+        report,
+        fuse,
+        pool,
+        qrels_stats,
+        metrics,
+        plugins,
+        demo,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -16,11 +16,13 @@ __all__ = [
     "RUN_FORMATS",
     "add_depth_option",
     "add_html_option",
+    "add_interval_options",
     "add_judging_options",
     "add_missing_queries_option",
     "add_run_format_option",
     "count",
     "html_path",
+    "interval_options",
     "keyword_defaults",
     "parse_cutoffs",
     "parse_level",
@@ -242,6 +244,8 @@ _KEYWORDS = {
     "judged_only": "judged_only",
     "missing_queries": "missing_queries",
     "depth": "depth",
+    "interval": "interval",
+    "interval_confidence": "confidence_level",
 }
 
 
@@ -255,6 +259,52 @@ def retrieval_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         keyword: value
         for flag, keyword in _KEYWORDS.items()
+        if (value := getattr(args, flag, None)) is not None
+    }
+
+
+def confidence_level(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (``--interval-confidence``).
+
+    >>> confidence_level("0.9")
+    0.9
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def add_interval_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--interval t|bootstrap`` and ``--interval-confidence LEVEL``: the confidence
+    interval of each mean (``interval=``, ``confidence_level=``); absent, none is computed."""
+    parser.add_argument(
+        "--interval",
+        choices=("t", "bootstrap"),
+        metavar="METHOD",
+        help="also give each mean a confidence interval: t (Student's t) or bootstrap "
+        "(percentile, 10,000 resamples, seed 0); needs scipy (the stats extra)",
+    )
+    parser.add_argument(
+        "--interval-confidence",
+        type=confidence_level,
+        metavar="LEVEL",
+        help="the coverage of --interval (default: 0.95)",
+    )
+
+
+def interval_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of ``--interval`` and ``--interval-confidence``, those given only.
+
+    >>> interval_options(argparse.Namespace(interval="t", interval_confidence=None))
+    {'interval': 't'}
+    """
+    return {
+        keyword: value
+        for flag, keyword in (("interval", "interval"), ("interval_confidence", "confidence_level"))
         if (value := getattr(args, flag, None)) is not None
     }
 

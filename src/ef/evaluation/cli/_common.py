@@ -36,6 +36,7 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
     seconds,
 )
+from ef.evaluation.cli._intervals import means_table
 from ef.evaluation.cli._output import (
     command_outputs,
     json_text,
@@ -274,9 +275,8 @@ def retrieval_table(
     (('bm25', 'q1', 1.0), ('bm25', 'q2', 0.0))
     """
     keys = list(dict.fromkeys(key for report in reports.values() for key in report.metrics))
-    if not per_query:
-        rows = [(name, *(r.metrics.get(key) for key in keys)) for name, r in reports.items()]
-        return Table(title, (label, *keys), rows)
+    if not per_query:  # the means, with their intervals when asked for (--interval)
+        return means_table(title, reports, keys, label)
     rows = [
         (name, query_id, *(values.get(key) for key in keys))
         for name, report in reports.items()

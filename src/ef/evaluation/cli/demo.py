@@ -13,6 +13,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ef.evaluation import Corpus, Qrels, Queries, evaluate_retrieval, read_beir, registry
+from ef.evaluation.cli._arguments import add_interval_options
 from ef.evaluation.cli._common import (
     CliError,
     add_metric_options,
@@ -84,6 +85,7 @@ def add_parser(subparsers: Subparsers) -> None:
         f"{DEMO_SOURCE} --retriever ...' scores another retriever on it.",
     )
     add_metric_options(parser, evaluate_retrieval, cutoffs=True)
+    add_interval_options(parser)
     add_output_options(parser)
     parser.set_defaults(handler=handle)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation import RagEvalReport, evaluate_rag, read_rag_samples, registry
-from ef.evaluation.cli._arguments import add_html_option
+from ef.evaluation.cli._arguments import add_html_option, add_interval_options, interval_options
 from ef.evaluation.cli._common import (
     Cell,
     CliError,
@@ -58,6 +58,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     parser.add_argument("samples", metavar="SAMPLES", help="a JSON Lines file of RagSample objects")
     add_metric_options(parser, evaluate_rag, cutoffs=False)
+    add_interval_options(parser)
     add_output_options(parser)
     add_html_option(parser, "each sample's texts and values")
     parser.set_defaults(handler=handle)
@@ -123,7 +124,12 @@ def rag_table(title: str, report: RagEvalReport, lines: list[int], *, per_query:
         ]
         return Table(title, ("line", *names), rows)
     rows = [(name, report.metrics.get(name), report.coverage[name]) for name in names]
-    return Table(title, ("metric", "mean", "samples"), rows)
+    if report.intervals is None:
+        return Table(title, ("metric", "mean", "samples"), rows)
+    bounds = [report.intervals.bounds.get(name) or (None, None) for name in names]
+    rows = [(*row, *pair) for row, pair in zip(rows, bounds, strict=True)]
+    title = f"{title}; {report.intervals.describe()}"
+    return Table(title, ("metric", "mean", "samples", "low", "high"), rows)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -132,6 +138,7 @@ def handle(args: argparse.Namespace) -> int:
     check_outputs(command_outputs(args), [args.samples])
     samples = read_samples(args.samples)
     options = {} if args.metrics is None else {"metrics": args.metrics}
+    options |= interval_options(args)
     report = _evaluate(args.samples, samples, **options)
     title = f"RAG metrics over {report.n_samples} samples from {Path(args.samples).name}"
     lines = [number for number, _ in samples]

@@ -32,7 +32,7 @@ from ef.evaluation import (
     registry,
     resolve_builtin,
 )
-from ef.evaluation.cli._arguments import add_html_option
+from ef.evaluation.cli._arguments import add_html_option, add_interval_options
 from ef.evaluation.cli._common import (
     EXIT_USAGE,
     CliError,
@@ -183,6 +183,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="a request header (repeatable)",
     )
     add_metric_options(parser, evaluate_retrieval, cutoffs=True)
+    add_interval_options(parser)
     add_output_options(parser)
     add_html_option(parser, "with --save-run, the per-query drill-down")
     parser.set_defaults(handler=handle)

@@ -32,6 +32,7 @@ from ef.evaluation import (
 from ef.evaluation.cli._arguments import (
     add_depth_option,
     add_html_option,
+    add_interval_options,
     add_missing_queries_option,
     add_run_format_option,
 )
@@ -88,6 +89,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="read QRELS with this dataset reader instead (e.g. 'beir' for a BEIR folder)",
     )
     add_metric_options(parser, evaluate_run, cutoffs=True)
+    add_interval_options(parser)
     add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
     add_depth_option(parser)
     add_output_options(parser)

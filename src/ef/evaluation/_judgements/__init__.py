@@ -1,0 +1,1 @@
+"""Building and checking relevance judgements: pooling runs, qrels statistics, agreement."""
