@@ -1,7 +1,9 @@
 """``ef-eval check RUN --qrels QRELS --baseline BASELINE.json``: the quality gate.
 
-A thin layer over :func:`~ef.evaluation.check`: the run file is scored against the qrels with
-the metrics the rules name, then checked against the baseline report under the rules given by
+A thin layer over :func:`~ef.evaluation.check`: the run is scored against the qrels with the
+metrics the rules name — a run file, or a retriever as ``ef-eval retrieval --retriever`` takes
+it (``bm25``, ``st:MODEL``, ``module:attr``, a URL) run on the queries of ``--dataset`` — then
+checked against the baseline report under the rules given by
 ``--rule`` and by a ``[tool.ef-evaluation.check]`` table (``--config FILE``, else
 ``pyproject.toml`` in the working directory when it has one). ``--update-baseline`` writes the
 run's report as the new baseline instead.
@@ -26,10 +28,14 @@ from ef.evaluation import (
     GateConfig,
     RetrievalEvalReport,
     check,
+    evaluate_retrieval,
     evaluate_run,
     parse_rule,
+    read_dataset,
     read_gate_config,
     read_report,
+    redact_url,
+    resolve_builtin,
     write_text_atomically,
 )
 from ef.evaluation.cli._arguments import (
@@ -39,6 +45,13 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._retrievers import (
+    RETRIEVER_FORMS,
+    add_http_options,
+    http_options,
+    is_retriever_spec,
+    resolve_retriever,
+)
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -54,7 +67,9 @@ _TESTS = ("t-test", "randomization", "wilcoxon")
 _SUMMARY = "GITHUB_STEP_SUMMARY"
 
 DESCRIPTION = """\
-Check a run against a saved baseline report under rules, for CI: floors ('ndcg@10 >= 0.60'),
+Check a run against a saved baseline report under rules, for CI. RUN is a run file, or a
+retriever as 'ef-eval retrieval --retriever' takes it (bm25, st:MODEL, module:attr or a URL),
+run on the queries of --dataset. The rules: floors ('ndcg@10 >= 0.60'),
 tolerated drops ('ndcg@10: max_drop = 0.01') and significance-aware regressions
 ('ndcg@10: fail_if = "significantly_worse"': the paired test over the queries, corrected over
 the metrics under such a rule). Rules come from --rule and from a [tool.ef-evaluation.check]
@@ -70,9 +85,27 @@ def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "check", help="the quality gate: check a run against a baseline", description=DESCRIPTION
     )
-    parser.add_argument("run", metavar="RUN", help="the run file to check")
-    parser.add_argument("--qrels", metavar="QRELS", required=True, help="the judgements")
-    parser.add_argument("--reader", metavar="NAME", help="read QRELS with this dataset reader")
+    parser.add_argument(
+        "run",
+        metavar="RUN",
+        help="the run file to check, or a retriever: " + " | ".join(RETRIEVER_FORMS),
+    )
+    parser.add_argument(
+        "--qrels",
+        metavar="QRELS",
+        help="the judgements (default: those of --dataset)",
+    )
+    parser.add_argument(
+        "--dataset",
+        metavar="DATASET",
+        help="a BEIR folder or builtin:NAME: the queries a retriever answers, the corpus bm25 "
+        "and st:MODEL index, and the judgements unless --qrels is given",
+    )
+    parser.add_argument(
+        "--reader",
+        metavar="NAME",
+        help="the dataset reader of --dataset (default: beir), or of QRELS without --dataset",
+    )
     parser.add_argument(
         "--baseline", metavar="FILE", required=True, help="the baseline report (JSON)"
     )
@@ -101,6 +134,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, a case per rule")
     add_run_format_option(parser)
+    add_http_options(parser)
     add_judging_options(parser)
     add_missing_queries_option(parser, "a judged query missing from the run does: it scores 0")
     parser.add_argument("--debug", action="store_true", help="show the traceback on failure")
@@ -132,11 +166,46 @@ def _config(args: argparse.Namespace) -> GateConfig:
     return config
 
 
+def _is_retriever(run: str) -> bool:
+    """A retriever spec, unless a file of that name exists (a run file named ``bm25``)."""
+    return is_retriever_spec(run) and not os.path.exists(run)
+
+
 def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
-    qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
-    return evaluate_run(
-        args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+    if not _is_retriever(args.run):
+        if args.qrels is not None:
+            qrels = read_qrels(args.qrels, None if args.dataset else args.reader)
+        elif args.dataset is not None:
+            qrels = read_qrels(os.fspath(resolve_builtin(args.dataset)), args.reader or "beir")
+        else:
+            raise CliError("no judgements: give --qrels or --dataset", exit_code=EXIT_USAGE)
+        return evaluate_run(
+            args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+        )
+    spec = redact_url(args.run)
+    if args.dataset is None:
+        raise CliError(
+            f"RUN {spec!r} is a retriever: give --dataset, the queries it answers "
+            "(a BEIR folder or builtin:NAME)",
+            exit_code=EXIT_USAGE,
+        )
+    corpus, queries, qrels = read_dataset(
+        resolve_builtin(args.dataset), reader=args.reader or "beir"
+    )
+    if args.qrels is not None:
+        qrels = read_qrels(args.qrels, None)
+    try:
+        retriever = resolve_retriever(
+            args.run, corpus, http_options=http_options(args), progress=False
+        )
+    except ImportError as error:
+        raise CliError(f"RUN {spec}: {error}", exit_code=EXIT_USAGE) from error
+    for run_file_only in ("missing_queries", "depth"):
+        options.pop(run_file_only, None)
+    # A failed query stops the check (on_error="raise"): a gate never scores a partial run.
+    return evaluate_retrieval(
+        retriever, qrels, queries, metrics=metrics, k_values=(1,), progress=False, **options
     )
 
 
@@ -189,7 +258,10 @@ def handle(args: argparse.Namespace) -> int:
     """Score the run, check it against the baseline, print and write the outputs."""
     written = {"--markdown": args.markdown, "--junit": args.junit}
     if not args.update_baseline:
-        check_outputs(written, [args.run, args.qrels, args.baseline])
+        inputs = [args.baseline, *(p for p in (args.qrels, args.dataset) if p is not None)]
+        if not _is_retriever(args.run):
+            inputs.append(args.run)
+        check_outputs(written, inputs)
     try:
         report = _gate(args)
     except CliError as error:
