@@ -39,12 +39,14 @@ from ef.evaluation import (
     write_text_atomically,
 )
 from ef.evaluation.cli._arguments import (
+    add_html_option,
     add_judging_options,
     add_missing_queries_option,
     add_run_format_option,
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._gate_page import write_gate_page
 from ef.evaluation.cli._retrievers import (
     RETRIEVER_FORMS,
     add_http_options,
@@ -54,6 +56,7 @@ from ef.evaluation.cli._retrievers import (
 )
 
 if TYPE_CHECKING:
+    from ef.evaluation import Queries
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["EXIT_PASS", "EXIT_REGRESSION", "add_parser", "handle"]
@@ -75,7 +78,8 @@ tolerated drops ('ndcg@10: max_drop = 0.01') and significance-aware regressions
 the metrics under such a rule). Rules come from --rule and from a [tool.ef-evaluation.check]
 table (--config, else ./pyproject.toml). A baseline made on other qrels, queries or options is
 refused, naming what changed (--allow-changed-qrels compares on the common queries).
---update-baseline writes the run's report as the baseline. Exit 0: pass; 1: a rule fails;
+--update-baseline writes the run's report as the baseline. --html writes the comparison page
+against the baseline. Exit 0: pass; 1: a rule fails;
 2: usage or input error.
 """
 
@@ -133,6 +137,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, a case per rule")
+    add_html_option(parser, "the comparison with the baseline, query by query")
     add_run_format_option(parser)
     add_http_options(parser)
     add_judging_options(parser)
@@ -171,7 +176,10 @@ def _is_retriever(run: str) -> bool:
     return is_retriever_spec(run) and not os.path.exists(run)
 
 
-def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
+def _scored(
+    args: argparse.Namespace, metrics: list[str]
+) -> tuple[RetrievalEvalReport, Queries | None]:
+    """The run's report, and the query texts when a retriever answered them."""
     options = retrieval_options(args)
     if not _is_retriever(args.run):
         if args.qrels is not None:
@@ -180,9 +188,10 @@ def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport
             qrels = read_qrels(os.fspath(resolve_builtin(args.dataset)), args.reader or "beir")
         else:
             raise CliError("no judgements: give --qrels or --dataset", exit_code=EXIT_USAGE)
-        return evaluate_run(
+        report = evaluate_run(
             args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
         )
+        return report, None
     spec = redact_url(args.run)
     if args.dataset is None:
         raise CliError(
@@ -204,9 +213,10 @@ def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport
     for run_file_only in ("missing_queries", "depth"):
         options.pop(run_file_only, None)
     # A failed query stops the check (on_error="raise"): a gate never scores a partial run.
-    return evaluate_retrieval(
+    report = evaluate_retrieval(
         retriever, qrels, queries, metrics=metrics, k_values=(1,), progress=False, **options
     )
+    return report, queries
 
 
 def _write(path: str, text: str) -> None:
@@ -233,7 +243,7 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if not config.rules:
         raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
     metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
-    current = _scored(args, metrics)
+    current, queries = _scored(args, metrics)
     if args.update_baseline:
         _write(args.baseline, current.to_json(indent=1) + "\n")
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
@@ -249,14 +259,23 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if config.has_correction:
         options["correction"] = config.correction
     try:
-        return check(current, baseline, config.rules, **options)
+        report = check(current, baseline, config.rules, **options)
     except ValueError as error:
         raise ValueError(f"{args.baseline}: {error}") from error
+    if args.html:
+        title = f"quality gate: {redact_url(args.run)} against {args.baseline}"
+        write_gate_page(args.html, current, baseline, config, title=title, queries=queries)
+    return report
 
 
 def handle(args: argparse.Namespace) -> int:
     """Score the run, check it against the baseline, print and write the outputs."""
-    written = {"--markdown": args.markdown, "--junit": args.junit}
+    written = {"--markdown": args.markdown, "--junit": args.junit, "--html": args.html}
+    if args.update_baseline and args.html:
+        raise CliError(
+            "--html shows the check against the baseline: --update-baseline has no page",
+            exit_code=EXIT_USAGE,
+        )
     if not args.update_baseline:
         inputs = [args.baseline, *(p for p in (args.qrels, args.dataset) if p is not None)]
         if not _is_retriever(args.run):
