@@ -50,11 +50,11 @@ SCENARIOS = ("null", *LOST_SHARES)
 Run = dict[str, dict[str, float]]
 
 
-def collection(seed: int = 0) -> tuple[Qrels, dict[str, float]]:
+def collection(seed: int = 0) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """The judgements, and each query's difficulty (the rate of its relevant documents'
     geometric ranks: 0.03 is hard, 0.6 easy)."""
     rng = random.Random(seed)
-    qrels: Qrels = {}
+    qrels: dict[str, dict[str, float]] = {}
     rates = {}
     for i in range(N_QUERIES):
         query = f"q{i}"
