@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import pytrec_eval
 
-from ef.evaluation import write_trec_qrels, write_trec_run
+from ef.evaluation import read_beir, resolve_builtin, write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
 
 pytest_plugins = ["pytester"]
@@ -286,3 +286,23 @@ def test_loading_the_plugin_imports_nothing_of_ef(pytester):
     result = pytester.run(sys.executable, "-c", probe, timeout=120)
     assert result.ret == 0, result.stderr.str()
     assert result.stdout.lines == ["[]"]
+
+
+def test_bm25_on_the_bundled_dataset_with_rules_as_the_command_line_writes_them(pytester):
+    pytester.makepyfile(
+        test_bm25="""
+        from ef.evaluation import read_dataset, resolve_builtin
+        from ef.source_manager import ingest
+
+        def test_bm25(ef_check):
+            corpus, _, _ = read_dataset(resolve_builtin("builtin:stdlib-docs"))
+            ef_check(ingest(corpus, embedder="bm25"), dataset="builtin:stdlib-docs",
+                     baseline="baselines/bm25.json",
+                     rules=["ndcg@10 >= 0.3", 'ndcg@10: fail_if = "significantly_worse"'])
+        """
+    )
+    run(pytester, "--ef-update-baselines").assert_outcomes(passed=1)
+    saved = json.loads((pytester.path / "baselines" / "bm25.json").read_text(encoding="utf-8"))
+    _, queries, qrels = read_beir(resolve_builtin("builtin:stdlib-docs"))
+    assert saved["n_queries"] == len(qrels) == len(queries) == 40
+    run(pytester).assert_outcomes(passed=1)

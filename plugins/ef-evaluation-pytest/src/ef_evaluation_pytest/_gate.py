@@ -229,7 +229,7 @@ class QualityGate:
                 allow_changed_qrels=checked.allow_changed_qrels,
                 **_check_options(checked.config),
             )
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             message = str(error)
             if not message.startswith(str(path)):
                 message = f"{path}: {message}"
