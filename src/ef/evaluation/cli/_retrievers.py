@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import re
@@ -12,7 +13,13 @@ from typing import Any
 from ef.evaluation import Corpus, redact_url
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
 
-__all__ = ["RETRIEVER_FORMS", "resolve_retriever"]
+__all__ = [
+    "RETRIEVER_FORMS",
+    "add_http_options",
+    "http_options",
+    "is_retriever_spec",
+    "resolve_retriever",
+]
 
 RETRIEVER_FORMS = (
     "bm25",
@@ -23,6 +30,61 @@ RETRIEVER_FORMS = (
 """The ``--retriever`` forms, as the help and the error for a bad one list them."""
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def is_retriever_spec(text: str) -> bool:
+    """Whether ``text`` has the form of a ``--retriever`` value (:data:`RETRIEVER_FORMS`).
+
+    >>> [is_retriever_spec(t) for t in ("bm25", "st:all-MiniLM-L6-v2", "runs/bm25.txt")]
+    [True, True, False]
+    """
+    return (
+        text == "bm25"
+        or text.startswith(("st:", "http://", "https://"))
+        or bool(_MODULE_ATTR.match(text))
+    )
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
+
+
+def add_http_options(parser: argparse.ArgumentParser) -> None:
+    """The ``--http-*`` options of a URL retriever, as one argument group."""
+    http = parser.add_argument_group("HTTP retriever (a URL)")
+    http.add_argument("--http-method", choices=("POST", "GET"), default="POST")
+    http.add_argument(
+        "--http-results",
+        default="results",
+        metavar="PATH",
+        help="dotted path to the results in the answer ('' for the answer itself)",
+    )
+    http.add_argument("--http-id-field", default="id", metavar="NAME", help="a result's doc id")
+    http.add_argument(
+        "--http-score-field", metavar="NAME", help="a result's score, saved with --save-run"
+    )
+    http.add_argument(
+        "--http-header",
+        type=_header,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a request header (repeatable)",
+    )
+
+
+def http_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :class:`~ef.evaluation.HttpRetriever` the options give."""
+    return {
+        "method": args.http_method,
+        "results": args.http_results,
+        "id_field": args.http_id_field,
+        "score_field": args.http_score_field,
+        "headers": dict(args.http_header) or None,
+    }
 
 
 def _import_object(spec: str) -> Any:

@@ -1,7 +1,9 @@
 """``ef-eval check RUN --qrels QRELS --baseline BASELINE.json``: the quality gate.
 
-A thin layer over :func:`~ef.evaluation.check`: the run file is scored against the qrels with
-the metrics the rules name, then checked against the baseline report under the rules given by
+A thin layer over :func:`~ef.evaluation.check`: the run is scored against the qrels with the
+metrics the rules name — a run file, or a retriever as ``ef-eval retrieval --retriever`` takes
+it (``bm25``, ``st:MODEL``, ``module:attr``, a URL) run on the queries of ``--dataset`` — then
+checked against the baseline report under the rules given by
 ``--rule`` and by a ``[tool.ef-evaluation.check]`` table (``--config FILE``, else
 ``pyproject.toml`` in the working directory when it has one). ``--update-baseline`` writes the
 run's report as the new baseline instead.
@@ -26,21 +28,35 @@ from ef.evaluation import (
     GateConfig,
     RetrievalEvalReport,
     check,
+    evaluate_retrieval,
     evaluate_run,
     parse_rule,
+    read_dataset,
     read_gate_config,
     read_report,
+    redact_url,
+    resolve_builtin,
     write_text_atomically,
 )
 from ef.evaluation.cli._arguments import (
+    add_html_option,
     add_judging_options,
     add_missing_queries_option,
     add_run_format_option,
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._gate_page import write_gate_page
+from ef.evaluation.cli._retrievers import (
+    RETRIEVER_FORMS,
+    add_http_options,
+    http_options,
+    is_retriever_spec,
+    resolve_retriever,
+)
 
 if TYPE_CHECKING:
+    from ef.evaluation import Queries
     from ef.evaluation.cli._common import Subparsers
 
 __all__ = ["EXIT_PASS", "EXIT_REGRESSION", "add_parser", "handle"]
@@ -54,13 +70,16 @@ _TESTS = ("t-test", "randomization", "wilcoxon")
 _SUMMARY = "GITHUB_STEP_SUMMARY"
 
 DESCRIPTION = """\
-Check a run against a saved baseline report under rules, for CI: floors ('ndcg@10 >= 0.60'),
+Check a run against a saved baseline report under rules, for CI. RUN is a run file, or a
+retriever as 'ef-eval retrieval --retriever' takes it (bm25, st:MODEL, module:attr or a URL),
+run on the queries of --dataset. The rules: floors ('ndcg@10 >= 0.60'),
 tolerated drops ('ndcg@10: max_drop = 0.01') and significance-aware regressions
 ('ndcg@10: fail_if = "significantly_worse"': the paired test over the queries, corrected over
 the metrics under such a rule). Rules come from --rule and from a [tool.ef-evaluation.check]
 table (--config, else ./pyproject.toml). A baseline made on other qrels, queries or options is
 refused, naming what changed (--allow-changed-qrels compares on the common queries).
---update-baseline writes the run's report as the baseline. Exit 0: pass; 1: a rule fails;
+--update-baseline writes the run's report as the baseline. --html writes the comparison page
+against the baseline. Exit 0: pass; 1: a rule fails;
 2: usage or input error.
 """
 
@@ -70,9 +89,27 @@ def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "check", help="the quality gate: check a run against a baseline", description=DESCRIPTION
     )
-    parser.add_argument("run", metavar="RUN", help="the run file to check")
-    parser.add_argument("--qrels", metavar="QRELS", required=True, help="the judgements")
-    parser.add_argument("--reader", metavar="NAME", help="read QRELS with this dataset reader")
+    parser.add_argument(
+        "run",
+        metavar="RUN",
+        help="the run file to check, or a retriever: " + " | ".join(RETRIEVER_FORMS),
+    )
+    parser.add_argument(
+        "--qrels",
+        metavar="QRELS",
+        help="the judgements (default: those of --dataset)",
+    )
+    parser.add_argument(
+        "--dataset",
+        metavar="DATASET",
+        help="a BEIR folder or builtin:NAME: the queries a retriever answers, the corpus bm25 "
+        "and st:MODEL index, and the judgements unless --qrels is given",
+    )
+    parser.add_argument(
+        "--reader",
+        metavar="NAME",
+        help="the dataset reader of --dataset (default: beir), or of QRELS without --dataset",
+    )
     parser.add_argument(
         "--baseline", metavar="FILE", required=True, help="the baseline report (JSON)"
     )
@@ -100,7 +137,9 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML, a case per rule")
+    add_html_option(parser, "the comparison with the baseline, query by query")
     add_run_format_option(parser)
+    add_http_options(parser)
     add_judging_options(parser)
     add_missing_queries_option(parser, "a judged query missing from the run does: it scores 0")
     parser.add_argument("--debug", action="store_true", help="show the traceback on failure")
@@ -132,12 +171,52 @@ def _config(args: argparse.Namespace) -> GateConfig:
     return config
 
 
-def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
-    qrels = read_qrels(args.qrels, args.reader)
+def _is_retriever(run: str) -> bool:
+    """A retriever spec, unless a file of that name exists (a run file named ``bm25``)."""
+    return is_retriever_spec(run) and not os.path.exists(run)
+
+
+def _scored(
+    args: argparse.Namespace, metrics: list[str]
+) -> tuple[RetrievalEvalReport, Queries | None]:
+    """The run's report, and the query texts when a retriever answered them."""
     options = retrieval_options(args)
-    return evaluate_run(
-        args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+    if not _is_retriever(args.run):
+        if args.qrels is not None:
+            qrels = read_qrels(args.qrels, None if args.dataset else args.reader)
+        elif args.dataset is not None:
+            qrels = read_qrels(os.fspath(resolve_builtin(args.dataset)), args.reader or "beir")
+        else:
+            raise CliError("no judgements: give --qrels or --dataset", exit_code=EXIT_USAGE)
+        report = evaluate_run(
+            args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+        )
+        return report, None
+    spec = redact_url(args.run)
+    if args.dataset is None:
+        raise CliError(
+            f"RUN {spec!r} is a retriever: give --dataset, the queries it answers "
+            "(a BEIR folder or builtin:NAME)",
+            exit_code=EXIT_USAGE,
+        )
+    corpus, queries, qrels = read_dataset(
+        resolve_builtin(args.dataset), reader=args.reader or "beir"
     )
+    if args.qrels is not None:
+        qrels = read_qrels(args.qrels, None)
+    try:
+        retriever = resolve_retriever(
+            args.run, corpus, http_options=http_options(args), progress=False
+        )
+    except ImportError as error:
+        raise CliError(f"RUN {spec}: {error}", exit_code=EXIT_USAGE) from error
+    for run_file_only in ("missing_queries", "depth"):
+        options.pop(run_file_only, None)
+    # A failed query stops the check (on_error="raise"): a gate never scores a partial run.
+    report = evaluate_retrieval(
+        retriever, qrels, queries, metrics=metrics, k_values=(1,), progress=False, **options
+    )
+    return report, queries
 
 
 def _write(path: str, text: str) -> None:
@@ -164,7 +243,7 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if not config.rules:
         raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
     metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
-    current = _scored(args, metrics)
+    current, queries = _scored(args, metrics)
     if args.update_baseline:
         _write(args.baseline, current.to_json(indent=1) + "\n")
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
@@ -180,16 +259,28 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if config.has_correction:
         options["correction"] = config.correction
     try:
-        return check(current, baseline, config.rules, **options)
+        report = check(current, baseline, config.rules, **options)
     except ValueError as error:
         raise ValueError(f"{args.baseline}: {error}") from error
+    if args.html:
+        title = f"quality gate: {redact_url(args.run)} against {args.baseline}"
+        write_gate_page(args.html, current, baseline, config, title=title, queries=queries)
+    return report
 
 
 def handle(args: argparse.Namespace) -> int:
     """Score the run, check it against the baseline, print and write the outputs."""
-    written = {"--markdown": args.markdown, "--junit": args.junit}
+    written = {"--markdown": args.markdown, "--junit": args.junit, "--html": args.html}
+    if args.update_baseline and args.html:
+        raise CliError(
+            "--html shows the check against the baseline: --update-baseline has no page",
+            exit_code=EXIT_USAGE,
+        )
     if not args.update_baseline:
-        check_outputs(written, [args.run, args.qrels, args.baseline])
+        inputs = [args.baseline, *(p for p in (args.qrels, args.dataset) if p is not None)]
+        if not _is_retriever(args.run):
+            inputs.append(args.run)
+        check_outputs(written, inputs)
     try:
         report = _gate(args)
     except CliError as error:

@@ -53,7 +53,12 @@ from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
-from ef.evaluation.cli._retrievers import RETRIEVER_FORMS, resolve_retriever
+from ef.evaluation.cli._retrievers import (
+    RETRIEVER_FORMS,
+    add_http_options,
+    http_options,
+    resolve_retriever,
+)
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -69,13 +74,6 @@ query -> results, an object with search(query, *, limit) - is used as it is; the
 directory is importable), or a URL (a search service over HTTP: POST {"query", "limit"},
 answering {"results": [{"id": ...}, ...]}; the --http-* options change that).
 """
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, colon, value = text.partition(":")
-    if not colon or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
-    return name.strip(), value.strip()
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -162,41 +160,12 @@ def add_parser(subparsers: Subparsers) -> None:
         action="store_true",
         help="no progress bar or progress lines",
     )
-    http = parser.add_argument_group("HTTP retriever (a URL)")
-    http.add_argument("--http-method", choices=("POST", "GET"), default="POST")
-    http.add_argument(
-        "--http-results",
-        default="results",
-        metavar="PATH",
-        help="dotted path to the results in the answer ('' for the answer itself)",
-    )
-    http.add_argument("--http-id-field", default="id", metavar="NAME", help="a result's doc id")
-    http.add_argument(
-        "--http-score-field", metavar="NAME", help="a result's score, saved with --save-run"
-    )
-    http.add_argument(
-        "--http-header",
-        type=_header,
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="a request header (repeatable)",
-    )
+    add_http_options(parser)
     add_metric_options(parser, evaluate_retrieval, cutoffs=True)
     add_interval_options(parser)
     add_output_options(parser)
     add_html_option(parser, "with --save-run, the per-query drill-down")
     parser.set_defaults(handler=handle)
-
-
-def _http_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "method": args.http_method,
-        "results": args.http_results,
-        "id_field": args.http_id_field,
-        "score_field": args.http_score_field,
-        "headers": dict(args.http_header) or None,
-    }
 
 
 def _check_folders(args: argparse.Namespace) -> None:
@@ -238,7 +207,7 @@ def handle(args: argparse.Namespace) -> int:
             corpus,
             segment_size=args.segment_size,
             overlap=args.overlap,
-            http_options=_http_options(args),
+            http_options=http_options(args),
             index_dir=args.index_dir,
             progress=not args.no_progress,
         )

@@ -1,0 +1,308 @@
+"""The ``ef_check`` fixture, run by pytest in a project of its own (``pytester``).
+
+Each test writes a small project — the generated search results of ``gate_data.py`` and a test
+file using ``ef_check`` — and runs pytest on it in a subprocess, where the plugin arrives only
+through its installed ``pytest11`` entry point. The baselines' values are checked against
+pytrec_eval, the failure message against what ``ef-eval check`` prints for the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytrec_eval
+
+from ef.evaluation import read_beir, resolve_builtin, write_trec_qrels, write_trec_run
+from ef.evaluation.cli import main
+
+pytest_plugins = ["pytester"]
+
+DATA = Path(__file__).with_name("gate_data.py")
+GATE_DATA: dict[str, Any] = runpy.run_path(str(DATA))
+# Plugins of this environment the projects do not use, left out so each run starts quickly;
+# a run that hangs fails on its own timeout, then on the subprocess's.
+ARGS = (
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:langsmith_plugin",
+    "-p",
+    "no:xdist",
+    "-p",
+    "no:xdist.looponfail",
+    "-p",
+    "no:cacheprovider",
+    "-W",
+    "error",
+    "--timeout=100",
+)
+RULES = {
+    "ndcg@10": {"min": 0.3, "fail_if": "significantly_worse"},
+    "recall@10": {"max_drop": 0.02, "fail_if": "significantly_worse"},
+}
+RULE_LINES = [
+    "ndcg@10 >= 0.3",
+    'ndcg@10: fail_if = "significantly_worse"',
+    "recall@10: max_drop = 0.02",
+    'recall@10: fail_if = "significantly_worse"',
+]
+SEARCH_TESTS = f"""
+import pytest
+from gate_data import QRELS, QUERIES, retriever
+
+RULES = {RULES!r}
+
+
+def gate(ef_check, search):
+    ef_check(search, qrels=QRELS, queries=QUERIES, baseline="baselines/search.json", rules=RULES)
+
+
+def test_baseline(ef_check):
+    gate(ef_check, retriever())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_regression(ef_check, seed):
+    gate(ef_check, retriever(lose=0.10, seed=seed))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_noise(ef_check, seed):
+    gate(ef_check, retriever(noise=True, seed=seed))
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*ARGS, *args, timeout=240)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_search=SEARCH_TESTS)
+    return pytester
+
+
+def baseline_path(pytester: pytest.Pytester) -> Path:
+    return pytester.path / "baselines" / "search.json"
+
+
+def oracle_ndcg(rankings: dict[str, list[str]]) -> dict[str, float]:
+    run = {
+        q: {doc: float(100 - rank) for rank, doc in enumerate(docs)} for q, docs in rankings.items()
+    }
+    qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in GATE_DATA["QRELS"].items()}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+    return {q: values["ndcg_cut_10"] for q, values in evaluator.evaluate(run).items()}
+
+
+def test_update_baselines_writes_a_baseline_that_then_passes(project):
+    written = run(project, "--ef-update-baselines", "-k", "baseline")
+    written.assert_outcomes(passed=1, deselected=6)
+    path = baseline_path(project)
+    assert "ef-evaluation baselines written" in written.stdout.str()
+    assert str(path) in written.stdout.str()
+    # Written atomically: the report alone, no temporary file beside it.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["search.json"]
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    expected = oracle_ndcg(GATE_DATA["rankings"]())
+    assert saved["per_query"].keys() == expected.keys()
+    for query, value in expected.items():
+        assert saved["per_query"][query]["ndcg@10"] == pytest.approx(value, abs=1e-12)
+    run(project, "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+
+
+def cli_check(tmp_path: Path, baseline: Path, rankings: dict[str, list[str]]) -> int:
+    """``ef-eval check`` of the same run against the same baseline, under the same rules."""
+    write_trec_qrels(tmp_path / "qrels.txt", GATE_DATA["QRELS"])
+    run_file = tmp_path / "run.txt"
+    write_trec_run(
+        run_file,
+        {
+            q: {doc: float(100 - rank) for rank, doc in enumerate(docs)}
+            for q, docs in rankings.items()
+        },
+    )
+    rules = [arg for line in RULE_LINES for arg in ("--rule", line)]
+    argv = [
+        "check",
+        str(run_file),
+        "--qrels",
+        str(tmp_path / "qrels.txt"),
+        "--baseline",
+        str(baseline),
+    ]
+    return main([*argv, *rules])
+
+
+def test_a_seeded_regression_fails_with_the_cli_summary_and_rank_noise_passes(
+    project, tmp_path, capsys
+):
+    run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+    result = run(project, "-rf")
+    result.assert_outcomes(passed=4, failed=3)
+    output = result.stdout.str()
+    for seed in (1, 2, 3):
+        assert f"test_regression[{seed}]" in output
+        assert f"FAILED test_search.py::test_regression[{seed}]" in output
+        assert f"FAILED test_search.py::test_noise[{seed}]" not in output
+    # The failure message is the table ef-eval check prints for the same run and baseline.
+    capsys.readouterr()
+    worse = GATE_DATA["rankings"](lose=0.10, seed=1)
+    assert cli_check(tmp_path, baseline_path(project), worse) == 1
+    printed = capsys.readouterr().out.splitlines()
+    section = output.split("test_regression[1]", 1)[1]
+    for line in printed:
+        assert line in section, line
+    assert "quality gate FAILED" in section
+    assert "FAIL recall@10: max_drop = 0.02: dropped 0.1000" in section
+
+
+def test_a_missing_baseline_fails_saying_how_to_write_it(project):
+    result = run(project, "-k", "baseline")
+    result.assert_outcomes(failed=1, deselected=6)
+    output = result.stdout.str()
+    assert f"{baseline_path(project)}: no baseline: run pytest --ef-update-baselines" in output
+    assert not baseline_path(project).exists()
+
+
+def test_a_baseline_on_other_qrels_fails_naming_them(project):
+    run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+    project.makepyfile(
+        test_changed="""
+        from gate_data import QRELS, QUERIES, retriever
+        from test_search import RULES
+
+        def test_changed_qrels(ef_check):
+            qrels = {**QRELS, "q0": {"rel0": 1.0, "other0_0": 1.0}}
+            ef_check(retriever(), qrels=qrels, queries=QUERIES,
+                     baseline="baselines/search.json", rules=RULES)
+        """
+    )
+    result = run(project, "test_changed.py")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "the baseline was made on other inputs: qrels (fingerprint" in output
+    assert "--ef-update-baselines" in output
+
+
+def test_a_failed_evaluation_leaves_the_old_baseline_whole(project):
+    run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+    before = baseline_path(project).read_bytes()
+    project.makepyfile(
+        test_broken="""
+        from gate_data import QRELS, QUERIES
+        from test_search import RULES
+
+        def broken(query):
+            raise ConnectionError("the search service is down")
+
+        def test_broken(ef_check):
+            ef_check(broken, qrels=QRELS, queries=QUERIES,
+                     baseline="baselines/search.json", rules=RULES)
+        """
+    )
+    result = run(project, "--ef-update-baselines", "test_broken.py")
+    result.assert_outcomes(failed=1)
+    assert "the search service is down" in result.stdout.str()
+    assert baseline_path(project).read_bytes() == before
+    assert sorted(p.name for p in baseline_path(project).parent.iterdir()) == ["search.json"]
+
+
+def test_async_retrievers_in_sync_and_async_tests(project):
+    run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+    project.makepyfile(
+        test_async="""
+        import pytest
+        from gate_data import QRELS, QUERIES, async_retriever
+        from test_search import RULES
+
+        OPTIONS = dict(qrels=QRELS, queries=QUERIES, baseline="baselines/search.json",
+                       rules=RULES)
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request):
+            return request.param
+
+        def test_sync_test_async_retriever(ef_check):
+            assert ef_check(async_retriever(noise=True, seed=4), **OPTIONS).passed
+
+        @pytest.mark.anyio
+        async def test_async_noise(ef_check):
+            report = await ef_check.check_async(async_retriever(noise=True, seed=5), **OPTIONS)
+            assert report.passed
+
+        @pytest.mark.anyio
+        async def test_async_regression(ef_check):
+            await ef_check.check_async(async_retriever(lose=0.10, seed=6), **OPTIONS)
+        """
+    )
+    result = run(project, "test_async.py", "-rA")
+    result.assert_outcomes(passed=3, failed=2)
+    output = result.stdout.str()
+    assert "FAILED test_async.py::test_async_regression[asyncio]" in output
+    assert "FAILED test_async.py::test_async_regression[trio]" in output
+    assert output.count("quality gate FAILED") >= 2
+
+
+def test_rules_from_the_projects_pyproject(project):
+    run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
+    project.makepyprojecttoml(
+        """
+        [tool.ef-evaluation.check]
+        alpha = 0.05
+
+        [tool.ef-evaluation.check."recall@10"]
+        fail_if = "significantly_worse"
+        """
+    )
+    project.makepyfile(
+        test_table="""
+        from gate_data import QRELS, QUERIES, retriever
+
+        def test_table(ef_check):
+            ef_check(retriever(lose=0.10, seed=2), qrels=QRELS, queries=QUERIES,
+                     baseline="baselines/search.json")
+        """
+    )
+    result = run(project, "test_table.py")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert 'recall@10: fail_if = "significantly_worse"' in output
+    assert "ndcg@10" not in output.split("test_table", 1)[1]
+
+
+def test_loading_the_plugin_imports_nothing_of_ef(pytester):
+    # pytest loads the plugin in every run of a project that installs it.
+    probe = (
+        "import sys, ef_evaluation_pytest; "
+        "print(sorted(m for m in sys.modules if m.startswith('ef.')))"
+    )
+    result = pytester.run(sys.executable, "-c", probe, timeout=120)
+    assert result.ret == 0, result.stderr.str()
+    assert result.stdout.lines == ["[]"]
+
+
+def test_bm25_on_the_bundled_dataset_with_rules_as_the_command_line_writes_them(pytester):
+    pytester.makepyfile(
+        test_bm25="""
+        from ef.evaluation import read_dataset, resolve_builtin
+        from ef.source_manager import ingest
+
+        def test_bm25(ef_check):
+            corpus, _, _ = read_dataset(resolve_builtin("builtin:stdlib-docs"))
+            ef_check(ingest(corpus, embedder="bm25"), dataset="builtin:stdlib-docs",
+                     baseline="baselines/bm25.json",
+                     rules=["ndcg@10 >= 0.3", 'ndcg@10: fail_if = "significantly_worse"'])
+        """
+    )
+    run(pytester, "--ef-update-baselines").assert_outcomes(passed=1)
+    saved = json.loads((pytester.path / "baselines" / "bm25.json").read_text(encoding="utf-8"))
+    _, queries, qrels = read_beir(resolve_builtin("builtin:stdlib-docs"))
+    assert saved["n_queries"] == len(qrels) == len(queries) == 40
+    run(pytester).assert_outcomes(passed=1)
