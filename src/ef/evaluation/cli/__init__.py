@@ -50,9 +50,10 @@ def _commands() -> tuple[ModuleType, ...]:
         report,
         retrieval,
         run,
+        suite,
     )
 
-    return (run, retrieval, rag, compare, check, report, fuse, metrics, plugins, demo)
+    return (run, retrieval, suite, rag, compare, check, report, fuse, metrics, plugins, demo)
 
 
 def __getattr__(name: str) -> Any:
