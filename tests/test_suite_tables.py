@@ -129,6 +129,8 @@ def test_latex_parses_and_holds_the_table(report):
     assert [t for t, _, _ in body[-1][1:]] == ["baseline", "1 / 1", "1 / 0"]
     caption = LatexNodes2Text().latex_to_text(text.split("\\caption{", 1)[1].split("}\n", 1)[0])
     assert "significantly better / worse than the baseline (bm25)" in caption
+    assert "no correction over the 2 systems compared" in caption
+    assert "‡" not in text and "†" not in text  # both marks written for LaTeX
 
 
 class _Cells(html.parser.HTMLParser):
@@ -174,3 +176,8 @@ def test_the_terminal_table_shows_the_same_rows(report):
         line = next(line for line in text.splitlines() if label in line)
         assert [c.strip() for c in line.split("│")[2:-1]] == [t + m for t, _, m in cells]
     assert "Average (micro, 26 queries)" in text
+    buffer = io.StringIO()
+    Console(file=buffer, width=160, color_system=None).print(report.to_table(plain=True))
+    line = next(line for line in buffer.getvalue().splitlines() if "fiqa" in line)
+    high, low = (f"{sum(v) / len(v):.4f}" for v in (HIGH, LOW))
+    assert [c.strip() for c in line.split("│")[2:-1]] == [f"**{high}**", f"{low}‡", f"**{high}**"]

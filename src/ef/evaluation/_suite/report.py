@@ -152,11 +152,11 @@ class SuiteReport(FrameOutputs, JsonReport):
 
         return to_latex(self, digits=digits)
 
-    def to_table(self, *, digits: int = 4) -> Table:
-        """BEIR's table for the terminal (rich); see :mod:`ef.evaluation._suite.tables`."""
+    def to_table(self, *, digits: int = 4, plain: bool = False) -> Table:
+        """BEIR's table for the terminal (rich); see :func:`ef.evaluation._suite.tables.to_table`."""
         from ef.evaluation._suite.tables import to_table
 
-        return to_table(self, digits=digits)
+        return to_table(self, digits=digits, plain=plain)
 
     def to_html(
         self, path: str | os.PathLike[str], *, title: str | None = None, cell_pages: bool = True

@@ -108,12 +108,14 @@ def caption(report: SuiteReport) -> str:
     if report.baseline is not None and comparison is not None:
         test = comparison.tests[0]
         correction = CORRECTION_NAMES.get(comparison.correction or "", "no")
+        others = len(report.systems) - 1
+        compared = f"{others} system{'s' if others != 1 else ''} compared"
         parts.insert(
             1,
             f"{BETTER} / {WORSE}: significantly better / worse than the baseline "
             f"({report.baseline}) on that dataset at α = {comparison.alpha:g} "
-            f"({TEST_NAMES.get(test, test)}, {correction} correction over the "
-            f"{len(report.systems) - 1} systems compared); wins / losses count those datasets.",
+            f"({TEST_NAMES.get(test, test)}, {correction} correction over the {compared}); "
+            "wins / losses count those datasets.",
         )
     return " ".join(parts)
 
@@ -151,11 +153,17 @@ def to_latex(report: SuiteReport, *, digits: int = 4) -> str:
             for text, best, mark in cells
         ]
         body.append("    " + " & ".join([_latex_escape(label), *shown]) + r" \\")
-    return latex_table(caption(report), len(report.systems), header, body)
+    table = latex_table(caption(report), len(report.systems), header, body)
+    # The shared escaping knows the dagger, not the double dagger.
+    return table.replace(WORSE, r"$^\ddagger$")
 
 
-def to_table(report: SuiteReport, *, digits: int = 4) -> Table:
-    """The table for the terminal (rich): bold for the best, the marks after the values."""
+def to_table(report: SuiteReport, *, digits: int = 4, plain: bool = False) -> Table:
+    """The table for the terminal (rich): bold for the best, the marks after the values.
+
+    :param plain: for text without styles (a pipe, a file): the best values are written
+        ``**0.5000**``, as in Markdown, since bold would be lost.
+    """
     from rich.table import Table
     from rich.text import Text
 
@@ -165,6 +173,9 @@ def to_table(report: SuiteReport, *, digits: int = 4) -> Table:
     for name in _header(report):
         table.add_column(name, justify="right", no_wrap=True)
     for index, (label, cells) in enumerate(grid(report, digits)):
-        shown = [Text(value, style="bold" if best else "") + mark for value, best, mark in cells]
+        shown = [
+            Text(f"**{value}**" if best and plain else value, style="bold" if best else "") + mark
+            for value, best, mark in cells
+        ]
         table.add_row(Text(label), *shown, end_section=index == len(report.datasets) - 1)
     return table

@@ -147,7 +147,7 @@ def _merge(args: argparse.Namespace) -> SuiteReport:
 def _plain(report: SuiteReport) -> str:
     from rich.console import Console
 
-    table = report.to_table()
+    table = report.to_table(plain=True)
     buffer = io.StringIO()
     width = Console(width=1000).measure(table).maximum
     Console(file=buffer, force_terminal=False, color_system=None, width=width).print(table)
