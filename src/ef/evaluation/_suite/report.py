@@ -153,7 +153,7 @@ class SuiteReport(FrameOutputs, JsonReport):
         return to_latex(self, digits=digits)
 
     def to_table(self, *, digits: int = 4, plain: bool = False) -> Table:
-        """BEIR's table for the terminal (rich); see :func:`ef.evaluation._suite.tables.to_table`."""
+        """BEIR's table for the terminal (rich); see :mod:`ef.evaluation._suite.tables`."""
         from ef.evaluation._suite.tables import to_table
 
         return to_table(self, digits=digits, plain=plain)
