@@ -38,6 +38,8 @@ def test_the_command_prints_the_librarys_table(capsys, tmp_path, datasets):
         tmp_path / "j",
         "--format",
         "markdown",
+        "--index-dir",
+        tmp_path / "i",
     )
     assert code == 0
     library = evaluate_suite(
@@ -67,8 +69,11 @@ def test_the_command_prints_the_librarys_table(capsys, tmp_path, datasets):
         tmp_path / "j",
         "--format",
         "json",
+        "--index-dir",
+        tmp_path / "i",
     )
     assert code == 0
+    assert err.count("loaded index from") == 2  # bm25 on each dataset, built once, then reused
     assert "resumed: 40 of 40 queries from the journal" in err
     assert "(40 resumed from the journal)" in err
     report = SuiteReport.from_json(again)

@@ -136,7 +136,8 @@ def _merge(args: argparse.Namespace) -> SuiteReport:
     if args.systems:
         raise CliError("--merge takes results folders, not --system", exit_code=EXIT_USAGE)
     try:
-        report = merge_suite_results(*args.datasets, metric=args.metric)
+        chosen = {} if args.baseline is None else {"baseline": args.baseline}
+        report = merge_suite_results(*args.datasets, metric=args.metric, **chosen)
     except ValueError as error:
         raise CliError(str(error)) from error
     if args.results_dir is not None:
