@@ -104,7 +104,10 @@ def evaluate_suite(
     query again. With ``index_dir``, the index a ``bm25`` or ``st:MODEL`` system builds on a
     dataset is saved in ``DATASET/SYSTEM/`` there and reused. With ``results_dir``, each
     cell's report is written there as soon as it is done, in the layout
-    :func:`merge_suite_results` reads (see :mod:`ef.evaluation._suite.results`).
+    :func:`merge_suite_results` reads (see :mod:`ef.evaluation._suite.results`). A retriever
+    the suite built for a cell (from a spec or a factory) is shut down when the cell is done,
+    if it has a ``shutdown()`` method: a factory returning a Ray plugin retriever spreads each
+    cell's queries over a cluster, and its actors are freed before the next cell starts.
 
     :param systems: ``{name: system}``, or a list of spec strings named by themselves. A system
         is a spec as ``ef-eval retrieval --retriever`` takes it (``bm25``, ``st:MODEL``, a URL,
@@ -212,6 +215,8 @@ def evaluate_suite(
                 retriever_id=name,
                 **retrieval_options,
             )
+            if retriever is not system:
+                _release(retriever)
             cells.setdefault(dataset.name, {})[name] = report
             _say(
                 progress,
@@ -231,6 +236,14 @@ def evaluate_suite(
         datasets_info=info,
         manifest={"parameters": parameters},
     )
+
+
+def _release(retriever: Any) -> None:
+    """Stop what the suite built for one cell once the cell is done: a retriever holding
+    workers (a Ray plugin retriever's actors) frees them through its ``shutdown()``."""
+    shutdown = getattr(retriever, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
 
 
 def _plain(value: Any) -> Any:
