@@ -13,6 +13,7 @@ import pytest
 import scipy.stats
 
 from ef.evaluation import (
+    IncompleteEvaluationWarning,
     SuiteDataset,
     SuiteReport,
     evaluate_retrieval,
@@ -185,3 +186,52 @@ def test_unknown_systems_and_options_are_refused_before_anything_runs():
         evaluate_suite(["bm25"], ["builtin:stdlib-docs"], journal="x.jsonl")
     with pytest.raises(ValueError, match="baseline 'dense' is not one of the systems"):
         evaluate_suite(["bm25"], ["builtin:stdlib-docs"], baseline="dense")
+
+
+def test_a_dataset_with_failed_queries_is_left_out_of_the_comparisons_with_a_warning(datasets):
+    down = read_dataset(datasets[1])[1]["wooq0"]
+
+    def failing(corpus):
+        inner = CosineRetriever(corpus)
+
+        def retriever(query, limit=10):
+            if query == down:
+                raise RuntimeError("the service is down")
+            return inner(query, limit)
+
+        return retriever
+
+    with pytest.warns(IncompleteEvaluationWarning) as caught:
+        report = evaluate_suite(
+            {"bm25": "bm25", "flaky": failing},
+            datasets[1:],
+            k_values=(10,),
+            metrics=("ndcg",),
+            baseline="bm25",
+            tests=("t-test",),
+            on_error="record",
+        )
+    assert [f.query_id for f in report.cells["woods"]["flaky"].failures] == ["wooq0"]
+    assert list(report.comparisons) == ["ef-test/suite-local"]
+    assert any("no comparison on the suite's dataset 'woods'" in str(w.message) for w in caught)
+    assert report.significance("woods", "flaky") == 0
+
+
+def test_a_cell_whose_every_query_failed_shows_no_value_and_no_average(datasets):
+    def down(corpus):
+        def retriever(query, limit=10):
+            raise RuntimeError("the service is down")
+
+        return retriever
+
+    with pytest.warns(IncompleteEvaluationWarning):
+        report = evaluate_suite(
+            {"bm25": "bm25", "down": down},
+            datasets[1:2],
+            k_values=(10,),
+            metrics=("ndcg",),
+            on_error="record",
+        )
+    assert report.table() == {"woods": {"bm25": report.value("woods", "bm25"), "down": None}}
+    assert "ndcg@10" not in report.macro["down"]
+    assert "| woods | **" in report.to_markdown() and " | — |" in report.to_markdown()

@@ -8,6 +8,7 @@ in its report's order), as every mean of a report does
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from operator import add
@@ -17,6 +18,7 @@ import attrs
 
 from ef.evaluation._compare.compare import compare
 from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._exceptions import IncompleteEvaluationWarning
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._suite.report import SuiteReport
 from ef.evaluation._version import library_version
@@ -74,6 +76,16 @@ def _comparisons(
         row = {s: cells[dataset][s] for s in systems if s in cells.get(dataset, {})}
         if baseline not in row or len(row) < 2:
             continue
+        failed = [system for system, report in row.items() if report.failures]
+        if failed:
+            # Systems are compared on every query or not at all (compare refuses the rest).
+            warnings.warn(
+                f"no comparison on the suite's dataset {dataset!r}: queries of "
+                f"{', '.join(map(repr, failed))} failed (see each cell's failures)",
+                IncompleteEvaluationWarning,
+                stacklevel=4,
+            )
+            continue
         try:
             found[dataset] = compare(row, baseline=baseline, metrics=(metric,), **options)
         except Exception as error:
@@ -101,8 +113,11 @@ def suite_report(
 
     :param systems: the systems' order (default: as they first appear in ``cells``).
     :param datasets: the datasets' order (default: ``cells``' order).
-    :param metric: the table's metric key; every cell must have it.
-    :param baseline: the system the others are compared with on each dataset, or ``None``.
+    :param metric: the table's metric key; every cell must have it, unless its queries failed
+        (the table then shows no value there, and no average for that system).
+    :param baseline: the system the others are compared with on each dataset, or ``None``. A
+        dataset where a system's queries failed (``on_error="record"``) gets no comparison, and
+        an :class:`IncompleteEvaluationWarning` says so.
     :param compare_options: keyword arguments for :func:`compare` (``tests``, ``correction``,
         ``alpha``, ``seed`` …).
     :raises ValueError: for a baseline that is not a system, a cell without ``metric``, or a
@@ -118,7 +133,7 @@ def suite_report(
         for system, report in row.items():
             if system not in systems:
                 raise ValueError(f"a cell of the system {system!r}, which is not in the suite")
-            if metric not in report.metrics:
+            if metric not in report.metrics and not report.failures:
                 raise ValueError(
                     f"the cell ({dataset!r}, {system!r}) has no {metric!r}; it has: "
                     f"{', '.join(report.metrics) or 'no metric'}"
