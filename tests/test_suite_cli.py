@@ -111,3 +111,14 @@ def test_usage_errors_say_what_is_wrong(capsys, datasets):
     assert code == 2 and "give at least one --system" in err
     code, _, err = _run(capsys, datasets[0], "--system", "sparse")
     assert code == 2 and "unknown system 'sparse'" in err
+
+
+def test_a_baseline_that_is_no_system_is_a_usage_error_and_a_missing_folder_a_runtime_one(
+    capsys, tmp_path, datasets
+):
+    code, _, err = _run(capsys, datasets[0], "--system", "bm25", "--baseline", "dense")
+    assert code == 2 and "--baseline 'dense' is not one of the systems: bm25" in err
+    code, _, err = _run(capsys, datasets[0], datasets[0], "--system", "bm25")
+    assert code == 2 and "two datasets share one name" in err
+    code, _, err = _run(capsys, tmp_path / "nowhere", "--system", "bm25", "--no-progress")
+    assert code == 1 and "nowhere" in err

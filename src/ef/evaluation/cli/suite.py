@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 
 from ef.evaluation import (
     SIGNIFICANCE_TESTS,
+    SuiteDataset,
     SuiteReport,
     evaluate_suite,
     merge_suite_results,
+    redact_url,
     registry,
     write_suite_results,
 )
@@ -31,6 +33,7 @@ from ef.evaluation.cli._common import (
     positive_int,
     write_output,
 )
+from ef.evaluation.cli._retrievers import _MODULE_ATTR, RETRIEVER_FORMS
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -104,9 +107,38 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _run(args: argparse.Namespace) -> SuiteReport:
+def _check_usage(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read, a command line the suite could not run."""
     if not args.systems:
         raise CliError("give at least one --system", exit_code=EXIT_USAGE)
+    for _, spec in args.systems:
+        if not (
+            spec == "bm25"
+            or spec.startswith(("st:", "http://", "https://"))
+            or _MODULE_ATTR.match(spec)
+        ):
+            forms = "; ".join(RETRIEVER_FORMS)
+            message = f"unknown system {redact_url(spec)!r}; expected one of: {forms}"
+            raise CliError(message, exit_code=EXIT_USAGE)
+    names = [name for name, _ in args.systems]
+    if args.baseline is not None and args.baseline not in names:
+        raise CliError(
+            f"--baseline {args.baseline!r} is not one of the systems: {', '.join(names)}",
+            exit_code=EXIT_USAGE,
+        )
+    if len(set(names)) < len(names):
+        raise CliError("two --system share one name: name them NAME=SPEC", exit_code=EXIT_USAGE)
+    datasets = [SuiteDataset.parse(source).name for source in args.datasets]
+    if len(set(datasets)) < len(datasets):
+        raise CliError(
+            f"two datasets share one name ({', '.join(datasets)}); a suite names each by its "
+            "folder (and @SPLIT)",
+            exit_code=EXIT_USAGE,
+        )
+
+
+def _run(args: argparse.Namespace) -> SuiteReport:
+    _check_usage(args)
     if args.metrics:
         check_names(args.metrics, registry().metrics, "metric")
     check_names(args.tests, SIGNIFICANCE_TESTS, "test")
@@ -116,20 +148,17 @@ def _run(args: argparse.Namespace) -> SuiteReport:
         "limit": args.limit,
         "metric": args.metric,
     }
-    try:
-        return evaluate_suite(
-            dict(args.systems),
-            args.datasets,
-            baseline=args.baseline,
-            index_dir=args.index_dir,
-            journal_dir=args.journal_dir,
-            results_dir=args.results_dir,
-            progress=not args.no_progress,
-            tests=args.tests,
-            **{key: value for key, value in options.items() if value is not None},
-        )
-    except ValueError as error:
-        raise CliError(str(error), exit_code=EXIT_USAGE) from error
+    return evaluate_suite(
+        dict(args.systems),
+        args.datasets,
+        baseline=args.baseline,
+        index_dir=args.index_dir,
+        journal_dir=args.journal_dir,
+        results_dir=args.results_dir,
+        progress=not args.no_progress,
+        tests=args.tests,
+        **{key: value for key, value in options.items() if value is not None},
+    )
 
 
 def _merge(args: argparse.Namespace) -> SuiteReport:
