@@ -31,11 +31,14 @@ METRICS = ("ndcg", "recall", "map", "gm_map")
 @pytest.fixture(scope="module")
 def datasets(tmp_path_factory):
     root = tmp_path_factory.mktemp("suite-data")
-    return [
-        "builtin:stdlib-docs",
-        str(beir_folder(root, "woods", seed=3)),
-        "ir_datasets:" + local_ir_dataset(root / "irds", "ef-test/suite-local", seed=5),
-    ]
+    with pytest.MonkeyPatch.context() as patch:
+        # ir_datasets' home is a folder of the test's: nothing is read from or saved to ~.
+        patch.setenv("IR_DATASETS_HOME", str(root / "ir_datasets_home"))
+        yield [
+            "builtin:stdlib-docs",
+            str(beir_folder(root, "woods", seed=3)),
+            "ir_datasets:" + local_ir_dataset(root / "irds", "ef-test/suite-local", seed=5),
+        ]
 
 
 SYSTEMS = {"bm25": "bm25", "cosine": CosineRetriever}
