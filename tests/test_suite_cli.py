@@ -122,3 +122,14 @@ def test_a_baseline_that_is_no_system_is_a_usage_error_and_a_missing_folder_a_ru
     assert code == 2 and "two datasets share one name" in err
     code, _, err = _run(capsys, tmp_path / "nowhere", "--system", "bm25", "--no-progress")
     assert code == 1 and "nowhere" in err
+
+
+def test_a_urls_credentials_never_name_the_system(capsys, tmp_path, datasets):
+    url = "http://user:s3cret@127.0.0.1:9/search"
+    code, out, err = _run(capsys, datasets[0], "--system", url, "--journal-dir", tmp_path / "j")
+    assert code == 1  # nothing listens on port 9
+    assert "http://user:***@127.0.0.1:9/search" in err
+    assert "s3cret" not in out + err
+    assert [p.name for p in (tmp_path / "j" / "stdlib-docs").iterdir()] == [
+        "http_user_127.0.0.1_9_search.jsonl"
+    ]

@@ -39,6 +39,10 @@ RETRIEVAL_OPTIONS = tuple(
 """The keyword arguments of :func:`evaluate_retrieval` a suite passes on to every cell."""
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _say(progress: bool, line: str) -> None:
     if progress:
         print(line, file=sys.stderr, flush=True)
@@ -178,7 +182,8 @@ def evaluate_suite(
     if results_dir is not None:
         write_suite_index(results_dir, index)
     total = len(suite) * len(named)
-    _say(progress, f"suite: {len(suite)} datasets × {len(named)} systems = {total} cells")
+    sizes = (_count(len(suite), "dataset"), _count(len(named), "system"), _count(total, "cell"))
+    _say(progress, "suite: {} × {} = {}".format(*sizes))
     cells: dict[str, dict[str, RetrievalEvalReport]] = {}
     info: dict[str, Any] = {}
     done = 0

@@ -57,7 +57,7 @@ def _system(text: str) -> tuple[str, str]:
     name, equals, spec = text.partition("=")
     if equals and name and not name.startswith(("http:", "https:")) and ":" not in name:
         return name, spec
-    return text, text
+    return redact_url(text), text  # a URL's credentials never name a column or a file
 
 
 def add_parser(subparsers: Subparsers) -> None:
