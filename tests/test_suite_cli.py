@@ -40,8 +40,15 @@ def test_the_command_prints_the_librarys_table(capsys, tmp_path, datasets):
         "markdown",
         "--index-dir",
         tmp_path / "i",
+        "--html",
+        tmp_path / "suite.html",
     )
     assert code == 0
+    page = (tmp_path / "suite.html").read_text()
+    for dataset in ("stdlib-docs", "woods"):
+        for system in ("bm25", "cos"):
+            link = f"suite-cells/{dataset}/{system}.html"
+            assert f'href="{link}"' in page and (tmp_path / link).is_file()
     library = evaluate_suite(
         {"bm25": "bm25", "cos": CosineRetriever},
         datasets,
