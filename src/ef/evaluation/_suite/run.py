@@ -208,20 +208,21 @@ def evaluate_suite(
             retriever = system_retriever(
                 system, corpus, index_dir=_folder(index_dir, dataset, name), progress=progress
             )
-            journal = _journal(journal_dir, dataset, name)
-            report = evaluate_retrieval(
-                retriever,
-                qrels,
-                queries,
-                metrics=metrics,
-                k_values=k_values,
-                progress=progress or None,
-                journal=journal,
-                retriever_id=name,
-                **retrieval_options,
-            )
-            if retriever is not system:
-                _release(retriever)
+            try:
+                report = evaluate_retrieval(
+                    retriever,
+                    qrels,
+                    queries,
+                    metrics=metrics,
+                    k_values=k_values,
+                    progress=progress or None,
+                    journal=_journal(journal_dir, dataset, name),
+                    retriever_id=name,
+                    **retrieval_options,
+                )
+            finally:
+                if retriever is not system:
+                    _release(retriever)
             cells.setdefault(dataset.name, {})[name] = report
             _say(
                 progress,
