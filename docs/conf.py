@@ -84,6 +84,7 @@ GUIDE_ORDER = (
     "dataframes",
     "intervals",
     "compare",
+    "suites",
     "gate",
     "judgements",
     "report",

@@ -38,6 +38,7 @@ LAYERS: list[list[str]] = [
     ["_plugins"],
     ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare", "_gate", "_judgements"],
     ["_html"],
+    ["_suite"],
     ["_builtins"],
     ["__init__", "testing", "extending"],
     ["cli"],
@@ -346,6 +347,7 @@ ENTRY_POINTS = frozenset(
         "ef.evaluation._rag.evaluate",  # evaluate_rag
         "ef.evaluation._compare.compare",  # compare
         "ef.evaluation._metric_names.api",  # measure_catalogue, check_metrics
+        "ef.evaluation._suite.datasets",  # SuiteDataset.parse, SuiteDataset.read
     }
 )
 

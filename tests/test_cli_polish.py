@@ -194,6 +194,7 @@ def test_commands_are_still_listed_in_help_order():
     assert [module.__name__.rpartition(".")[2] for module in COMMANDS] == [
         "run",
         "retrieval",
+        "suite",
         "rag",
         "compare",
         "check",

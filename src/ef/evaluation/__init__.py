@@ -123,6 +123,11 @@ from ef.evaluation._scoring.metrics import (
 )
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.score_sheet import Progress
+from ef.evaluation._suite.datasets import SuiteDataset
+from ef.evaluation._suite.report import SuiteReport
+from ef.evaluation._suite.results import merge_suite_results, write_suite_results
+from ef.evaluation._suite.run import evaluate_suite
+from ef.evaluation._suite.summary import suite_report
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
 
 if TYPE_CHECKING:
@@ -192,6 +197,8 @@ __all__ = [
     "RuleResult",
     "Run",
     "SubtopicJudgements",
+    "SuiteDataset",
+    "SuiteReport",
     "as_ragas_dataset",
     "average_precision",
     "check",
@@ -204,6 +211,7 @@ __all__ = [
     "evaluate_retrieval",
     "evaluate_retrieval_async",
     "evaluate_run",
+    "evaluate_suite",
     "exact_match",
     "fuse",
     "hookimpl",
@@ -213,6 +221,7 @@ __all__ = [
     "list_plugins",
     "loads_strict",
     "measure_catalogue",
+    "merge_suite_results",
     "ndcg_at_k",
     "optimize_fusion",
     "overwritten_input",
@@ -235,9 +244,11 @@ __all__ = [
     "registry",
     "resolve_builtin",
     "subtopic_judgements",
+    "suite_report",
     "token_f1",
     "write_beir",
     "write_run",
+    "write_suite_results",
     "write_text_atomically",
     "write_trec_qrels",
     "write_trec_run",

@@ -52,11 +52,13 @@ def _commands() -> tuple[ModuleType, ...]:
         report,
         retrieval,
         run,
+        suite,
     )
 
     return (
         run,
         retrieval,
+        suite,
         rag,
         compare,
         check,

@@ -1,0 +1,1 @@
+"""Benchmark suites: systems over datasets, one report (BEIR's table, averages, significance)."""

@@ -1,0 +1,153 @@
+"""The systems of a suite: names, and the retriever each one is on a dataset.
+
+A system is given as
+
+- a spec string, as ``ef-eval retrieval --retriever`` takes it: ``bm25`` or ``st:MODEL`` (the
+  dataset's corpus indexed with :func:`ef.source_manager.ingest`, saved in and reused from the
+  cell's index folder), an ``http://`` or ``https://`` URL (an
+  :class:`~ef.evaluation.HttpRetriever`), or ``module:attr`` (the object imported: a class is
+  instantiated with the corpus, anything else is the retriever itself);
+- a factory: a class, or a callable with a ``corpus`` parameter, called with the dataset's
+  corpus (and ``index_dir=``, the cell's index folder, when it takes one);
+- anything else: a retriever, used as it is on every dataset (a search service that holds
+  every corpus).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ef.evaluation._redact import redact_url
+from ef.evaluation._suite.datasets import file_name
+from ef.evaluation._types import Corpus
+
+__all__ = ["SYSTEM_FORMS", "as_systems", "system_retriever"]
+
+SYSTEM_FORMS = (
+    "bm25",
+    "st:MODEL",
+    "module:attr",
+    "an http:// or https:// URL",
+)
+"""The spec strings a system may be, as errors list them."""
+
+_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _indexed(spec: str) -> bool:
+    return spec == "bm25" or spec.startswith("st:")
+
+
+def _check_spec(spec: str) -> None:
+    if _indexed(spec) or spec.startswith(("http://", "https://")) or _MODULE_ATTR.match(spec):
+        return
+    raise ValueError(
+        f"unknown system {redact_url(spec)!r}; expected one of: {'; '.join(SYSTEM_FORMS)}"
+    )
+
+
+def as_systems(systems: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
+    """``systems`` as ``{name: system}``: a mapping as it is, a list of spec strings named by
+    themselves (a URL with its credentials redacted).
+
+    :raises ValueError: for no system, an unknown spec, or two systems of one file name.
+    :raises TypeError: for a list holding anything but spec strings.
+    """
+    if isinstance(systems, str):
+        raise TypeError("systems must be a list or a mapping of systems, not one string")
+    if isinstance(systems, Mapping):
+        named = dict(systems)
+    else:
+        named = {}
+        for system in systems:
+            if not isinstance(system, str):
+                raise TypeError(
+                    f"a system that is not a spec string needs a name: give systems as a "
+                    f"mapping name -> system (got {type(system).__name__})"
+                )
+            named[redact_url(system)] = system
+    if not named:
+        raise ValueError("a suite needs at least one system")
+    seen: dict[str, str] = {}
+    for name, system in named.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a system's name must be a non-empty string, got {name!r}")
+        if isinstance(system, str):
+            _check_spec(system)
+        key = file_name(name)
+        if key in seen:
+            raise ValueError(f"the systems {seen[key]!r} and {name!r} share the file name {key!r}")
+        seen[key] = name
+    return named
+
+
+def _import_object(spec: str) -> Any:
+    module_name, _, attr_path = spec.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"{module_name!r} has no attribute {attr_path!r}") from None
+    return obj
+
+
+def _is_factory(system: Any) -> bool:
+    if isinstance(system, type):
+        return True
+    if not callable(system):
+        return False
+    try:
+        parameters = inspect.signature(system).parameters
+    except (TypeError, ValueError):
+        return False
+    return "corpus" in parameters
+
+
+def _call_factory(factory: Callable[..., Any], corpus: Corpus, index_dir: Path | None) -> Any:
+    if isinstance(factory, type):
+        return factory(corpus)
+    parameters = inspect.signature(factory).parameters
+    if index_dir is not None and "index_dir" in parameters:
+        return factory(corpus=corpus, index_dir=index_dir)
+    return factory(corpus=corpus)
+
+
+def system_retriever(
+    system: Any,
+    corpus: Corpus,
+    *,
+    index_dir: Path | None = None,
+    progress: bool = False,
+) -> Any:
+    """The retriever ``system`` is on a dataset of documents ``corpus``.
+
+    :param system: a spec string, a factory or a retriever (see the module's description).
+    :param corpus: the dataset's documents.
+    :param index_dir: the folder of this (dataset, system)'s saved index, or ``None``.
+    :param progress: show the indexing's stages on standard error.
+    """
+    if isinstance(system, str):
+        if _indexed(system):
+            from ef.source_manager import ingest
+
+            return ingest(corpus, embedder=system, index_dir=index_dir, progress=progress)
+        if system.startswith(("http://", "https://")):
+            from ef.evaluation._http.retriever import HttpRetriever
+
+            return HttpRetriever(system)
+        _check_spec(system)
+        system = _import_object(system)
+        return system(corpus) if isinstance(system, type) else system
+    if _is_factory(system):
+        return _call_factory(system, corpus, index_dir)
+    return system

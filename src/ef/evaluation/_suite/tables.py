@@ -1,0 +1,181 @@
+"""A suite as BEIR prints it: Markdown, LaTeX and the terminal (rich), one grid for all three.
+
+A row per dataset and a column per system, holding the mean of the table's metric; then the
+average rows, over datasets (macro) and over queries (micro), and, with a baseline, the count
+of datasets each system wins and loses with significance. The best value of each row is bold;
+a value significantly better than the baseline's on that dataset carries ``†``, one
+significantly worse ``‡``. A caption says what the numbers are and how significance was
+decided, so a table pasted into a paper says how it was made.
+
+>>> from ef.evaluation import RetrievalEvalReport, suite_report
+>>> def cell(*values):
+...     per_query = {f"q{i}": {"ndcg@10": v} for i, v in enumerate(values)}
+...     return RetrievalEvalReport({"ndcg@10": sum(values) / len(values)}, per_query,
+...                                len(values), (10,))
+>>> report = suite_report(
+...     {"a": {"bm25": cell(0.5, 0.25), "dense": cell(0.75, 0.5)},
+...      "b": {"bm25": cell(1.0), "dense": cell(0.25)}})
+>>> print(to_markdown(report, digits=3))  # doctest: +NORMALIZE_WHITESPACE
+| Dataset | bm25 | dense |
+| :--- | ---: | ---: |
+| a | 0.375 | **0.625** |
+| b | **1.000** | 0.250 |
+| Average (macro, 2 datasets) | **0.688** | 0.438 |
+| Average (micro, 3 queries) | **0.583** | 0.500 |
+<BLANKLINE>
+Table: ndcg@10 per dataset. Bold: the best system per row. Macro: the mean over the 2
+datasets; micro: the mean over the 3 queries of all datasets.
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES, latex_table
+from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
+from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ef.evaluation._suite.report import SuiteReport
+
+__all__ = ["BETTER", "WORSE", "caption", "grid", "to_latex", "to_markdown", "to_table"]
+
+BETTER = "†"
+"""The mark of a value significantly better than the baseline's on its dataset."""
+WORSE = "‡"
+"""The mark of a value significantly worse than the baseline's on its dataset."""
+
+Cell = tuple[str, bool, str]
+"""One shown cell: the text, whether it is the row's best, and its mark (``""``, † or ‡)."""
+
+
+def _row(values: Sequence[float | None], marks: Sequence[str], digits: int) -> list[Cell]:
+    present = [v for v in values if v is not None]
+    top = max(present, default=None)
+    return [
+        ("—" if v is None else f"{v:.{digits}f}", v is not None and v == top, mark)
+        for v, mark in zip(values, marks, strict=True)
+    ]
+
+
+def _n_queries(report: SuiteReport) -> int:
+    return sum(next(iter(row.values())).n_queries for row in report.cells.values() if len(row) > 0)
+
+
+def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Cell]]]:
+    """The table's rows, each a label and one :data:`Cell` per system."""
+    rows: list[tuple[str, list[Cell]]] = []
+    for dataset in report.datasets:
+        values = [report.value(dataset, s) for s in report.systems]
+        marks = [
+            {1: BETTER, -1: WORSE}.get(report.significance(dataset, s), "") for s in report.systems
+        ]
+        rows.append((dataset, _row(values, marks, digits)))
+    none = [""] * len(report.systems)
+    for label, table in (
+        (f"Average (macro, {len(report.datasets)} datasets)", report.macro),
+        (f"Average (micro, {_n_queries(report)} queries)", report.micro),
+    ):
+        values = [table[s].get(report.metric) if s in table else None for s in report.systems]
+        rows.append((label, _row(values, none, digits)))
+    if report.baseline is not None:
+        counts = [
+            ("baseline", False, "")
+            if s == report.baseline
+            else (
+                f"{report.significant_wins.get(s, 0)} / {report.significant_losses.get(s, 0)}",
+                False,
+                "",
+            )
+            for s in report.systems
+        ]
+        rows.append(("Significant wins / losses", counts))
+    return rows
+
+
+def caption(report: SuiteReport) -> str:
+    """What the table's numbers are and what its marks mean."""
+    parts = [
+        f"{report.metric} per dataset. Bold: the best system per row.",
+        f"Macro: the mean over the {len(report.datasets)} datasets; micro: the mean over the "
+        f"{_n_queries(report)} queries of all datasets.",
+    ]
+    comparison = next(iter(report.comparisons.values()), None)
+    if report.baseline is not None and comparison is not None:
+        test = comparison.tests[0]
+        correction = CORRECTION_NAMES.get(comparison.correction or "", "no")
+        others = len(report.systems) - 1
+        compared = f"{others} system{'s' if others != 1 else ''} compared"
+        parts.insert(
+            1,
+            f"{BETTER} / {WORSE}: significantly better / worse than the baseline "
+            f"({report.baseline}) on that dataset at α = {comparison.alpha:g} "
+            f"({TEST_NAMES.get(test, test)}, {correction} correction over the {compared}); "
+            "wins / losses count those datasets.",
+        )
+    return " ".join(parts)
+
+
+def _header(report: SuiteReport) -> list[str]:
+    return [f"{s} (baseline)" if s == report.baseline else s for s in report.systems]
+
+
+def to_markdown(report: SuiteReport, *, digits: int = 4) -> str:
+    """The table in Markdown (GitHub's pipe tables), the caption below it."""
+    header = ["Dataset", *_header(report)]
+    lines = [
+        "| " + " | ".join(map(_markdown_escape, header)) + " |",
+        "| :--- |" + " ---: |" * len(report.systems),
+    ]
+    for label, cells in grid(report, digits):
+        shown = [f"**{text}**{mark}" if best else f"{text}{mark}" for text, best, mark in cells]
+        lines.append("| " + " | ".join([_markdown_escape(label), *shown]) + " |")
+    return "\n".join(lines) + f"\n\nTable: {caption(report)}\n"
+
+
+def _latex_mark(mark: str) -> str:
+    return {BETTER: r"$^\dagger$", WORSE: r"$^\ddagger$"}.get(mark, "")
+
+
+def to_latex(report: SuiteReport, *, digits: int = 4) -> str:
+    """The table as a LaTeX ``table`` (booktabs), a rule above the average rows."""
+    header = " & ".join(map(_latex_escape, ["Dataset", *_header(report)]))
+    body: list[str] = []
+    for index, (label, cells) in enumerate(grid(report, digits)):
+        if index == len(report.datasets):
+            body.append(r"    \midrule")
+        shown = [
+            (rf"\textbf{{{text}}}" if best else _latex_escape(text)) + _latex_mark(mark)
+            for text, best, mark in cells
+        ]
+        body.append("    " + " & ".join([_latex_escape(label), *shown]) + r" \\")
+    table = latex_table(caption(report), len(report.systems), header, body)
+    # The shared escaping knows the dagger, not the double dagger.
+    return table.replace(WORSE, r"$^\ddagger$")
+
+
+def to_table(report: SuiteReport, *, digits: int = 4, plain: bool = False) -> Table:
+    """The table for the terminal (rich): bold for the best, the marks after the values.
+
+    :param plain: for text without styles (a pipe, a file): the best values are written
+        ``**0.5000**``, as in Markdown, since bold would be lost.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    text = caption(report)
+    table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
+    table.add_column("Dataset")
+    for name in _header(report):
+        table.add_column(name, justify="right", no_wrap=True)
+    for index, (label, cells) in enumerate(grid(report, digits)):
+        shown = [
+            Text(f"**{value}**" if best and plain else value, style="bold" if best else "") + mark
+            for value, best, mark in cells
+        ]
+        table.add_row(Text(label), *shown, end_section=index == len(report.datasets) - 1)
+    return table
