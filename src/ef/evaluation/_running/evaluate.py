@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
@@ -18,9 +17,13 @@ import attrs
 
 from ef._progress import as_callback
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
+from ef.evaluation._groups.aggregate import retrieval_with_groups
+from ef.evaluation._groups.inputs import as_query_groups
+from ef.evaluation._groups.query_groups import GroupsInput, QueryGroups
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun
+from ef.evaluation._running.loop import in_event_loop
 from ef.evaluation._running.options import (
     DEFAULT_K_VALUES,
     DEFAULT_METRICS,
@@ -47,24 +50,6 @@ __all__ = [
 ]
 
 
-def _in_event_loop() -> bool:
-    asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop can be running
-    if asyncio is not None:
-        try:
-            asyncio.get_running_loop()
-            return True
-        except RuntimeError:
-            pass
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_task()
-            return True
-        except RuntimeError:
-            pass
-    return False
-
-
 def evaluate_retrieval(
     retriever: Any,
     qrels: Qrels,
@@ -87,6 +72,7 @@ def evaluate_retrieval(
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
     batch_size: int | None = None,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -195,6 +181,12 @@ def evaluate_retrieval(
         :doc:`/remote`); ``None`` takes the retriever's own ``batch_size`` attribute, else 32;
         ``1`` asks one query per call. Timeouts, retries, failures, the journal and progress
         stay per query: a batch that fails is split until a failing query fails alone.
+    :param groups: query groups (:class:`QueryGroups`, a mapping of query id to group name or
+        names, a groups file's path, or a function of the query text): the report then keeps
+        each group's means and counts (``report.groups``), equal to an evaluation of the
+        group's queries alone; a scored query in no group counts in no group, and a group
+        member that is not scored is left out of its means with a :class:`QueryGroupsWarning`
+        (see :doc:`/groups`).
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -211,6 +203,7 @@ def evaluate_retrieval(
     >>> report.metrics['recall@2'], report.n_queries
     (1.0, 2)
     """
+    grouped = as_query_groups(groups, queries, entry_point="evaluate_retrieval")
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
@@ -222,12 +215,12 @@ def evaluate_retrieval(
                 import anyio
                 import anyio.from_thread
 
-                if _in_event_loop():
+                if in_event_loop():
                     with anyio.from_thread.start_blocking_portal() as portal:
                         portal.call(evaluation.run_async)
                 else:
                     anyio.run(evaluation.run_async)
-        return saved(_finish(evaluation), saver)
+        return saved(_finish(evaluation, grouped), saver)
 
 
 @contextlib.contextmanager
@@ -271,6 +264,7 @@ async def evaluate_retrieval_async(
     judged_only: bool = False,
     save_run: str | os.PathLike[str] | None = None,
     batch_size: int | None = None,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -289,17 +283,22 @@ async def evaluate_retrieval_async(
     >>> report.metrics['ndcg@1']
     1.0
     """
+    grouped = as_query_groups(groups, queries, entry_point="evaluate_retrieval_async")
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
             evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
             say_resumed(evaluation, options)
             await evaluation.run_async()
-        return saved(_finish(evaluation), saver)
+        return saved(_finish(evaluation, grouped), saver)
 
 
-def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
+def _finish(evaluation: RetrieverRun, groups: QueryGroups | None) -> RetrievalEvalReport:
     report = evaluation.report()
+    if groups is not None:
+        report = retrieval_with_groups(
+            report, groups, evaluation.sheet.plan.aggregate, stacklevel=3
+        )
     if report.failures:
         warnings.warn(
             f"the evaluation is incomplete: {len(report.failures)} of "
@@ -323,6 +322,7 @@ def evaluate_run(
     run_format: str | None = None,
     missing_queries: MissingQueries = "warn",
     depth: int | None = None,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -366,6 +366,8 @@ def evaluate_run(
         ``"error"`` refuses a run that lacks any.
     :param depth: score only each query's first ``depth`` results (trec_eval ``-M``), cut in
         trec_eval's order before any metric sees them; ``None`` scores every result.
+    :param groups: query groups, as in :func:`evaluate_retrieval` (a function of the query
+        text needs the texts: pass ``QueryGroups.from_texts(queries, function)``).
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a run or qrels of another type (a Series, an array, a list of
@@ -383,5 +385,6 @@ def evaluate_run(
     >>> report.metrics['mrr@2']
     0.5
     """
+    grouped = as_query_groups(groups, entry_point="evaluate_run")
     options = RunOptions.from_keywords(locals())
-    return score_run(run, qrels, options, HOST, run_format=run_format)
+    return score_run(run, qrels, options, HOST, run_format=run_format, groups=grouped)

@@ -1,5 +1,4 @@
-"""``ef-eval compare``: compare systems with a baseline, or every pair of systems, with
-significance tests.
+"""``ef-eval compare``: compare systems with a baseline, or every pair, with significance tests.
 
 Two ways in: ``ef-eval compare QRELS RUN [RUN ...]`` scores TREC run files against the qrels
 (as ``ef-eval run`` does), and ``ef-eval compare REPORT.json [REPORT.json ...]`` compares saved
@@ -48,6 +47,7 @@ from ef.evaluation.cli._common import (
     read_qrels,
     write_output,
 )
+from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._html import comparison_html
 from ef.evaluation.cli.run import run_names
 
@@ -167,6 +167,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "(one row per comparison)",
     )
     add_html_option(parser, "with reports or runs, the per-query differences")
+    add_groups_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -366,6 +367,7 @@ def handle(args: argparse.Namespace) -> int:
         relevance_level=args.relevance_level,
         judged_only=bool(args.judged_only),
         risk_alpha=args.risk_alpha,
+        groups=read_groups(args),
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:
@@ -376,6 +378,7 @@ def handle(args: argparse.Namespace) -> int:
         if report.baseline is None and any(t != "bootstrap" for t in report.tests):
             test = next(t for t in report.tests if t != "bootstrap")
             tables += [report.to_p_value_table(metric, test) for metric in report.metrics]
+        tables += [report.to_group_table()] if report.group_counts else []
         if to_terminal:
             from rich.console import Console
 
