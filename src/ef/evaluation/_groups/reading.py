@@ -35,7 +35,8 @@ def read_query_groups(path: PathArg) -> QueryGroups:
     TSV: one ``query_id<TAB>group`` line per membership, a query on as many lines as it has
     groups (an optional first line ``query_id<TAB>group`` is a header). JSON Lines: one object
     per line, ``{"query_id": "q1", "group": "navigational"}`` or ``{"query_id": "q1",
-    "groups": ["long", "typo"]}``. Groups are listed in the order they first appear.
+    "groups": ["long", "typo"]}``. Queries keep the order of their first line, and a query's
+    groups the order of its lines.
 
     :param path: the file (gzip-compressed or not).
     :raises DatasetFormatError: for a line that breaks the form (a missing or extra column, an
