@@ -81,6 +81,7 @@ GUIDE_ORDER = (
     "metrics",
     "dataframes",
     "compare",
+    "groups",
     "gate",
     "report",
     "fusion",
