@@ -65,6 +65,8 @@ def test_a_jsonl_file_takes_group_or_groups(tmp_path):
         ('{"query_id": "q1", "groups": ["a", 2]}\n', 1, "group 2 is not a string"),
         ('{"query_id": "q1", "grup": "a"}\n', 1, "unknown key 'grup'"),
         ('{"query_id": "q1", "group": "a"}\n{"query_id": \n', 2, "JSON"),
+        ("\n\n", 1, "names no query"),
+        ("query_id\tgroup\n", 1, "names no query"),
     ],
 )
 def test_a_bad_line_is_named_by_file_and_line(tmp_path, text, line, problem):
@@ -256,3 +258,17 @@ def test_a_groups_file_path_is_taken_as_it_is(tmp_path: Path):
     report = evaluate_run({"q1": ["d1"], "q2": ["d2"], "q3": []}, QRELS, groups=path)
     assert report.groups["x"].n_queries == 2
     assert report.groups["x"].metrics["ndcg@10"] == 0.5
+
+
+def test_a_report_whose_every_query_failed_keeps_its_empty_groups():
+    def failing(query: str) -> list[str]:
+        raise OSError("down")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = evaluate_retrieval(
+            failing, QRELS, QUERIES, on_error="record", groups={"q1": "a", "q2": "a"}
+        )
+    assert report.n_queries == 0
+    assert report.groups["a"] == GroupResult({}, 0, unscored=("q1", "q2"))
+    assert any(issubclass(w.category, QueryGroupsWarning) for w in caught)

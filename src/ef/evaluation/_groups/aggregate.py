@@ -9,8 +9,9 @@ the group's queries alone.
 A scored query in no group counts in the report's own means and in no group's. A group member
 the report did not score (not judged, skipped, failed, or not a query at all) is left out of
 the group's means, listed in its ``unscored`` and named in one :class:`QueryGroupsWarning`; if
-the groups name no scored query at all, the ids cannot be the report's (a prefix, padding or
-letter case apart), and that is an error rather than a report of empty groups.
+the groups name none of the scored queries, the ids cannot be the report's (a prefix, padding
+or letter case apart), and that is an error rather than a report of empty groups (a report
+that scored nothing, every query failed, keeps its empty groups with the warning).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def check_scored(
     """Refuse groups that name none of ``scored``; warn about members not scored."""
     if not any(len(members) for members in unscored.values()):
         return
-    if not set(groups.memberships).intersection(scored):
+    if scored and not set(groups.memberships).intersection(scored):
         named = list(groups.memberships)
         cause = likely_cause(named[:2000], list(scored[:2000]))
         hint = f" (likely cause: {cause[0]}, {cause[1][0]!r} is {cause[1][1]!r})" if cause else ""

@@ -41,7 +41,8 @@ def read_query_groups(path: PathArg) -> QueryGroups:
     :param path: the file (gzip-compressed or not).
     :raises DatasetFormatError: for a line that breaks the form (a missing or extra column, an
         empty query id or group, a query given the same group twice, a JSON record that is no
-        object, lacks ``query_id`` or has another key), naming the file and the line.
+        object, lacks ``query_id`` or has another key), naming the file and the line; for a
+        file that names no query at all.
     :raises FileNotFoundError: if ``path`` does not exist.
 
     >>> import pathlib, tempfile
@@ -91,6 +92,8 @@ def read_query_groups(path: PathArg) -> QueryGroups:
                 if len(fields) != 2:
                     raise DatasetFormatError(path, number, f"{len(fields)} columns", _TSV)
                 add(number, fields[0].strip(), fields[1].strip(), _TSV)
+    if not memberships:  # a file that groups nothing would report no group, silently
+        raise DatasetFormatError(path, 1, "the file names no query in any group", _TSV)
     return QueryGroups(memberships)
 
 
