@@ -39,6 +39,7 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._groups import add_groups_option, read_groups
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -85,6 +86,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "--rule", action="append", default=[], metavar="RULE", help="a rule (repeatable)"
     )
     parser.add_argument("--config", metavar="FILE", help="a TOML file with the rules' table")
+    add_groups_option(parser)
     parser.add_argument("--alpha", type=float, help="the significance level (default 0.05)")
     parser.add_argument("--test", choices=_TESTS, help="the paired test (default t-test)")
     parser.add_argument(
@@ -135,6 +137,9 @@ def _config(args: argparse.Namespace) -> GateConfig:
 def _scored(args: argparse.Namespace, metrics: list[str]) -> RetrievalEvalReport:
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
+    groups = read_groups(args)
+    if groups is not None:
+        options["groups"] = groups  # a rule with a group gates that group's queries
     return evaluate_run(
         args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
     )
