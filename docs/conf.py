@@ -85,6 +85,7 @@ GUIDE_ORDER = (
     "intervals",
     "compare",
     "suites",
+    "groups",
     "gate",
     "judgements",
     "report",

@@ -35,6 +35,7 @@ LAYERS: list[list[str]] = [
     ["_report"],
     ["_scoring"],
     ["_io"],
+    ["_groups"],
     ["_plugins"],
     ["_metric_names", "_running", "_fusion", "_http", "_rag", "_compare", "_gate", "_judgements"],
     ["_html"],

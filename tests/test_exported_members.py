@@ -116,6 +116,10 @@ ADDED_NAMES = {
     "check",
     "parse_rule",
     "read_report",
+    "GroupResult",
+    "QueryGroups",
+    "QueryGroupsWarning",
+    "read_query_groups",
 }
 
 

@@ -57,6 +57,7 @@ from ef.evaluation._exceptions import (
     ParameterError,
     PluginWarning,
     QueryError,
+    QueryGroupsWarning,
     RelevanceLevelWarning,
     ResponseShapeError,
 )
@@ -66,6 +67,8 @@ from ef.evaluation._gate.check import check
 from ef.evaluation._gate.reading import read_report
 from ef.evaluation._gate.report import CheckReport, RuleResult
 from ef.evaluation._gate.rules import GateConfig, GateRule, parse_rule, read_gate_config
+from ef.evaluation._groups.query_groups import QueryGroups
+from ef.evaluation._groups.reading import read_query_groups
 from ef.evaluation._html.writer import write_html_report as _write_html_report
 from ef.evaluation._io.atomic import is_stream, write_text_atomically
 from ef.evaluation._io.beir import read_beir, write_beir
@@ -101,6 +104,7 @@ from ef.evaluation._rag.evaluate import evaluate_rag
 from ef.evaluation._rag.lexical import context_precision, context_recall, exact_match, token_f1
 from ef.evaluation._rag.ragas import as_ragas_dataset
 from ef.evaluation._redact import redact_url
+from ef.evaluation._report.groups import GroupResult
 from ef.evaluation._report.html_hook import register_html_writer as _register_html_writer
 from ef.evaluation._report.intervals import MeanIntervals
 from ef.evaluation._report.reports import QueryFailure, RagEvalReport, RetrievalEvalReport
@@ -160,6 +164,7 @@ __all__ = [
     "FusionOptimization",
     "GateConfig",
     "GateRule",
+    "GroupResult",
     "HttpClientError",
     "HttpConnectionError",
     "HttpRetriever",
@@ -185,6 +190,8 @@ __all__ = [
     "Queries",
     "QueryError",
     "QueryFailure",
+    "QueryGroups",
+    "QueryGroupsWarning",
     "RagEvalReport",
     "RagMetric",
     "RagSample",
@@ -233,6 +240,7 @@ __all__ = [
     "read_dataset",
     "read_diversity_qrels",
     "read_gate_config",
+    "read_query_groups",
     "read_rag_samples",
     "read_report",
     "read_run",

@@ -33,6 +33,7 @@ __all__ = [
     "ParameterError",
     "PluginWarning",
     "QueryError",
+    "QueryGroupsWarning",
     "RelevanceLevelWarning",
     "ResponseShapeError",
     "UnusableResults",
@@ -280,3 +281,9 @@ class IncompleteEvaluationWarning(EvaluationWarning):
 class RelevanceLevelWarning(EvaluationWarning):
     """Judged queries have nothing relevant at the ``relevance_level``: they are scored, as
     trec_eval scores them (0 for every measure that reads the level)."""
+
+
+class QueryGroupsWarning(EvaluationWarning):
+    """Query groups name queries the report did not score (not judged, skipped, failed or
+    unknown): each group's means are over its scored queries, and its ``unscored`` lists the
+    rest."""

@@ -5,13 +5,17 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import risk as _risk
 from ef.evaluation._compare import stats as _stats
+from ef.evaluation._compare.groups import GroupedComparison, group_comparisons
 from ef.evaluation._compare.pairing import paired_values, system_per_query
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._compare.rows import comparison_rows
+from ef.evaluation._groups.inputs import as_query_groups
+from ef.evaluation._groups.query_groups import GroupsInput
 from ef.evaluation._io.qrels import read_qrels
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
@@ -74,6 +78,7 @@ def compare(
     missing_queries: MissingQueries = "warn",
     risk_alpha: float | None = None,
     depth: int | None = None,
+    groups: GroupsInput | None = None,
 ) -> ComparisonReport:
     """Compare systems with a baseline, or every pair of systems, on per-query values, with
     significance tests.
@@ -143,6 +148,13 @@ def compare(
     :param missing_queries: what a judged query a run lacks does, as in :func:`evaluate_run`:
         ``"warn"`` (scored 0, one warning per run), ``"zero"`` (scored 0 silently) or
         ``"error"``. Reports are never scored: they must hold the same queries.
+    :param groups: query groups (:class:`QueryGroups`, a mapping of query id to group name or
+        names, or a groups file's path; RAG samples by their ids): every test then also runs
+        on each group's queries, kept in ``group_comparisons`` with ``group_means`` and
+        ``group_counts``; the p-values of one test form one family over the systems and the
+        groups of each metric (every pair, metric and group without a baseline), said by
+        :func:`~ef.evaluation._compare.render_groups.group_correction` in the tables' captions. A
+        query in no group is compared only over all queries (see :doc:`/groups`).
     :raises MissingQueriesError: for a run that holds no judged query (or lacks any, under
         ``missing_queries="error"``), or systems that do not all have the same queries.
     :raises ValueError: for an unknown baseline, test, correction or metric, a run without
@@ -162,6 +174,7 @@ def compare(
     >>> round(row.p_values['t-test'], 4)
     0.1835
     """
+    grouped = as_query_groups(groups, entry_point="compare")
     is_rag = _rag_pairs.check_kinds(systems)
     if metrics is None:
         metrics = (_rag_pairs.DEFAULT_RAG_METRIC,) if is_rag else ("ndcg@10",)
@@ -189,19 +202,30 @@ def compare(
         pairs = [(b, a) for i, a in enumerate(names) for b in names[i + 1 :]]
     else:
         pairs = [(name, baseline) for name in names[1:]]
+    options: dict[str, Any] = {
+        "n_permutations": n_permutations,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "confidence_level": confidence_level,
+        "risk_alpha": risk_alpha,
+    }
     rows = comparison_rows(
-        paired,
-        pairs,
-        metrics,
-        tests,
-        correction=correction,
-        all_pairs=baseline is None,
-        n_permutations=n_permutations,
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence_level=confidence_level,
-        risk_alpha=risk_alpha,
+        paired, pairs, metrics, tests, correction=correction, all_pairs=baseline is None, **options
     )
+    by_group = None
+    if grouped is not None:
+        by_group = group_comparisons(
+            paired,
+            query_ids,
+            grouped,
+            pairs,
+            metrics,
+            tests,
+            correction=correction,
+            all_pairs=baseline is None,
+            stacklevel=3,
+            **options,
+        )
     georisk = {}
     if risk_alpha is not None:
         georisk = _georisk(paired, names, metrics, risk_alpha)
@@ -233,6 +257,7 @@ def compare(
             }
             for name in names
         },
+        **_group_fields(by_group),
     )
 
 
@@ -260,6 +285,14 @@ def _one_depth(systems: Mapping[str, object], depth: int | None) -> int | None:
             "one depth to compare them"
         )
     return next(iter(found), None)
+def _group_fields(by_group: GroupedComparison | None) -> dict[str, Any]:
+    if by_group is None:
+        return {}
+    return {
+        "group_means": by_group.means,
+        "group_counts": by_group.counts,
+        "group_comparisons": by_group.rows,
+    }
 
 
 def _mean(values: Sequence[float | None]) -> float:

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ef.evaluation._compare.render_groups import group_markdown
 from ef.evaluation._compare.render_pairs import CORRECTION_NAMES as _CORRECTION_NAMES
 from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
 from ef.evaluation._compare.render_pairs import TEST_NAMES as _TEST_NAMES
@@ -213,6 +214,8 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
     text = "\n".join([*lines, "", "Table: " + _markdown_escape(caption(report, test)), ""])
     if report.baseline is None and test != "bootstrap":
         text += "".join("\n" + p_value_markdown(report, m, test) for m in report.metrics)
+    if report.group_counts:
+        text += "\n" + group_markdown(report, test, digits)
     return text
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ef.evaluation._compare.report_frames import comparison_columns
 from ef.evaluation._report.fields import (
     JsonReport,
     checked,
@@ -54,6 +55,8 @@ def _interval_pair(value: Any, where: str) -> Any:
 
 
 _P_VALUES = checked(mapping_of(optional(finite)))
+_GROUP_MEANS = checked(mapping_of(mapping_of(mapping_of(finite))))
+_GROUP_COUNTS = checked(mapping_of(count))
 
 
 @attrs.frozen
@@ -108,6 +111,7 @@ class PairedComparison(JsonReport):
     trisk: float | None = attrs.field(
         default=None, kw_only=True, metadata=checked(optional(finite))
     )
+    group: str | None = attrs.field(default=None, kw_only=True, metadata=checked(optional(string)))
 
     @property
     def risk_reading(self) -> str | None:
@@ -116,6 +120,9 @@ class PairedComparison(JsonReport):
         from ef.evaluation._compare.risk import trisk_reading
 
         return None if self.urisk is None else trisk_reading(self.trisk)
+
+
+_GROUP_ROWS = checked(list_of(nested(PairedComparison)))
 
 
 def _mirrored(row: PairedComparison, system: str) -> PairedComparison:
@@ -148,7 +155,9 @@ class ComparisonReport(FrameOutputs, JsonReport):
     when its adjusted p-value is at most ``alpha`` (for ``"bootstrap"``: when its interval
     leaves out 0). The report keeps every parameter that decided the numbers (``manifest``:
     the ``parameters.depth`` the systems were scored at, trec_eval's ``-M``), and round-trips
-    through JSON.
+    through JSON. Compared with ``groups=``, ``group_comparisons`` holds the same rows for
+    each query group (their ``group`` set), ``group_means`` each group's means and
+    ``group_counts`` its paired queries (see :doc:`/groups`).
 
     >>> from ef.evaluation import compare
     >>> from ef.evaluation import RetrievalEvalReport
@@ -199,6 +208,15 @@ class ComparisonReport(FrameOutputs, JsonReport):
         repr=False,
         converter=freeze,
         metadata=checked(mapping_of(mapping_of(mapping_of(finite)))),
+    )
+    group_means: FrozenDict[str, FrozenDict[str, FrozenDict[str, float]]] = attrs.field(
+        factory=FrozenDict, kw_only=True, converter=freeze, metadata=_GROUP_MEANS
+    )
+    group_counts: FrozenDict[str, int] = attrs.field(
+        factory=FrozenDict, kw_only=True, converter=frozen_dict, metadata=_GROUP_COUNTS
+    )
+    group_comparisons: tuple[PairedComparison, ...] = attrs.field(
+        default=(), kw_only=True, converter=as_tuple, metadata=_GROUP_ROWS
     )
 
     def comparison(self, system: str, metric: str, against: str | None = None) -> PairedComparison:
@@ -316,6 +334,13 @@ class ComparisonReport(FrameOutputs, JsonReport):
 
         return p_value_table(self, metric, test)
 
+    def to_group_table(self, *, test: str | None = None, digits: int = 4) -> Table:
+        """A rich table of each query group's means, marked by the group's corrected tests;
+        see :mod:`ef.evaluation._compare.render_groups`."""
+        from ef.evaluation._compare.render_groups import group_table
+
+        return group_table(self, test, digits)
+
     def to_details_table(self, *, digits: int = 4) -> Table:
         """A rich table of every comparison; see :mod:`ef.evaluation._compare.render`."""
         from ef.evaluation._compare.render import to_details_table
@@ -354,42 +379,8 @@ class ComparisonReport(FrameOutputs, JsonReport):
         ``adjusted_p_<test>`` per test run, then ``ci_low, ci_high`` (missing values where a
         test or interval does not apply), and with a ``risk_alpha``: ``urisk, trisk, risk``
         (the reading of TRisk) and ``georisk`` (the system's). With ``means``: ``system,
-        metric, value``, the mean of every system (the baseline too) on every metric.
+        metric, value``, the mean of every system (the baseline too) on every metric. A
+        comparison with groups adds a ``group`` column (missing on the rows over all queries)
+        and the rows of :attr:`group_comparisons` (with ``means``, each group's means).
         """
-        if means:
-            pairs = [(s, m) for s in self.systems for m in self.metrics if m in self.means[s]]
-            return [
-                ("system", "string", [system for system, _ in pairs]),
-                ("metric", "string", [metric for _, metric in pairs]),
-                ("value", "float", [self.means[system][metric] for system, metric in pairs]),
-            ]
-        rows = self.comparisons
-        intervals = [row.confidence_interval for row in rows]
-        columns: list[Column] = [("system", "string", [row.system for row in rows])]
-        if self.baseline is None:
-            columns.append(("baseline", "string", [row.baseline for row in rows]))
-        columns += [
-            ("metric", "string", [row.metric for row in rows]),
-            ("mean", "float", [row.mean for row in rows]),
-            ("baseline_mean", "float", [row.baseline_mean for row in rows]),
-            ("difference", "float", [row.difference for row in rows]),
-            ("wins", "int", [row.wins for row in rows]),
-            ("ties", "int", [row.ties for row in rows]),
-            ("losses", "int", [row.losses for row in rows]),
-            ("effect_size", "float", [row.effect_size for row in rows]),
-        ]
-        for test in self.tests:
-            columns.append((f"p_{test}", "float", [row.p_values.get(test) for row in rows]))
-            columns.append(
-                (f"adjusted_p_{test}", "float", [row.adjusted_p_values.get(test) for row in rows])
-            )
-        columns.append(("ci_low", "float", [None if i is None else i[0] for i in intervals]))
-        columns.append(("ci_high", "float", [None if i is None else i[1] for i in intervals]))
-        if self.risk_alpha is not None:
-            columns.append(("urisk", "float", [row.urisk for row in rows]))
-            columns.append(("trisk", "float", [row.trisk for row in rows]))
-            columns.append(("risk", "string", [row.risk_reading for row in rows]))
-            none: dict[str, float] = {}
-            georisk = [self.georisk.get(row.system, none).get(row.metric) for row in rows]
-            columns.append(("georisk", "float", georisk))
-        return columns
+        return comparison_columns(self, means)

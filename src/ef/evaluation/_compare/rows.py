@@ -10,7 +10,8 @@ the pairs of one metric) and is not corrected again.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 from ef.evaluation._compare import rag as _rag_pairs
 from ef.evaluation._compare import stats as _stats
@@ -18,8 +19,9 @@ from ef.evaluation._compare.pairwise import tukey_hsd
 from ef.evaluation._compare.report import PairedComparison
 from ef.evaluation._compare.risk import trisk, urisk
 
-__all__ = ["comparison_rows"]
+__all__ = ["adjust_families", "comparison_rows"]
 
+K = TypeVar("K", bound=Hashable)
 Pair = tuple[str, str]
 Kept = tuple[list[float], list[float], int]
 
@@ -67,17 +69,7 @@ def comparison_rows(
             if tukey is not None:
                 raw[metric, system, other]["tukey"] = tukey[system, other]
     families = [list(kept)] if all_pairs else [[k for k in kept if k[0] == m] for m in metrics]
-    adjusted = {key: dict(p_values) for key, p_values in raw.items()}
-    for family in families:
-        for test in tests:
-            if test in ("bootstrap", "tukey"):
-                continue
-            defined = [(key, raw[key][test]) for key in family if raw[key][test] is not None]
-            family_p = [p for _, p in defined if p is not None]
-            for (key, _), value in zip(
-                defined, _stats.adjust_p_values(family_p, correction), strict=True
-            ):
-                adjusted[key][test] = value
+    adjusted = adjust_families(raw, families, tests, correction)
     rows = []
     for (metric, system, other), (values, base, left_out) in kept.items():
         n_pairs = len(values)
@@ -108,6 +100,29 @@ def comparison_rows(
             )
         )
     return rows
+
+
+def adjust_families(
+    raw: Mapping[K, Mapping[str, float | None]],
+    families: Sequence[Sequence[K]],
+    tests: Sequence[str],
+    correction: str | None,
+) -> dict[K, dict[str, float | None]]:
+    """Each key's p-values adjusted by ``correction`` within its family, test by test (the
+    bootstrap gives no p-value and Tukey's HSD is adjusted by its own construction: both kept
+    as they are; an undefined p-value stays undefined and is not counted in the family)."""
+    adjusted = {key: dict(p_values) for key, p_values in raw.items()}
+    for family in families:
+        for test in tests:
+            if test in ("bootstrap", "tukey"):
+                continue
+            defined = [(key, p) for key in family if (p := raw[key].get(test)) is not None]
+            family_p = [p for _, p in defined]
+            for (key, _), value in zip(
+                defined, _stats.adjust_p_values(family_p, correction), strict=True
+            ):
+                adjusted[key][test] = value
+    return adjusted
 
 
 def _p_values(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.compare import compare
 from ef.evaluation._compare.render_pairs import format_p_value
@@ -114,7 +116,10 @@ def check(
     ``"significantly_worse"``) fails when the mean is lower than the baseline's and the paired
     ``test`` (two-sided, by :func:`compare`), after ``correction`` over the metrics under a
     ``fail_if`` rule, is under ``alpha``. The queries are paired by id. Every rule also shows
-    the paired bootstrap interval of the difference at ``confidence_level``.
+    the paired bootstrap interval of the difference at ``confidence_level``. A rule with a
+    ``group`` judges that query group's queries alone (by the current report's groups, see
+    :doc:`/groups`; its ``fail_if`` p-value joins the one family), and the report's notes list
+    every group of the current report with its compared queries.
 
     The baseline must have been made on the same qrels, queries and value-changing options
     (the manifests' fingerprints and :data:`VALUE_OPTIONS`): otherwise a :class:`ValueError`
@@ -151,22 +156,44 @@ def check(
         notes.append("the baseline was made on other inputs: " + "; ".join(changed))
     query_ids, query_notes = _queries(baseline, current, allow_changed_qrels)
     notes.extend(query_notes)
-    metrics = list(dict.fromkeys(rule.metric for rule in rules))
-    comparison = compare(
-        {"baseline": _restricted(baseline, query_ids), "current": _restricted(current, query_ids)},
-        baseline="baseline",
-        metrics=metrics,
-        tests=(test, "bootstrap"),
-        correction=None,
-        alpha=alpha,
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        n_permutations=n_permutations,
-        seed=seed,
-    )
-    rows = {metric: comparison.comparison("current", metric) for metric in metrics}
+    by_group: dict[str | None, list[str]] = {}
+    for rule in rules:
+        if rule.metric not in by_group.setdefault(rule.group, []):
+            by_group[rule.group].append(rule.metric)
+    rows: dict[tuple[str | None, str], PairedComparison] = {}
+    sizes: dict[str | None, int] = {}
+    for group, metrics in by_group.items():
+        ids = query_ids if group is None else _group_queries(current, group, query_ids)
+        sizes[group] = len(ids)
+        comparison = compare(
+            {"baseline": _restricted(baseline, ids), "current": _restricted(current, ids)},
+            baseline="baseline",
+            metrics=metrics,
+            tests=(test, "bootstrap"),
+            correction=None,
+            alpha=alpha,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            seed=seed,
+        )
+        rows.update({(group, m): comparison.comparison("current", m) for m in metrics})
+    notes.extend(_group_notes(current, query_ids))
     p_values = _family_p_values(rows, rules, test, correction)
-    results = [_judged(rule, rows[rule.metric], p_values.get(rule.metric), alpha) for rule in rules]
+    results = [
+        _judged(rule, rows[rule.group, rule.metric], p_values.get((rule.group, rule.metric)), alpha)
+        for rule in rules
+    ]
+    results = [
+        result
+        if result.rule.group is None
+        else attrs.evolve(
+            result,
+            reason=f"group {result.rule.group} ({sizes[result.rule.group]} queries): "
+            + result.reason,
+        )
+        for result in results
+    ]
     return CheckReport(
         results=results,
         n_queries=len(query_ids),
@@ -177,19 +204,48 @@ def check(
     )
 
 
+Key = tuple[str | None, str]
+
+
 def _family_p_values(
-    rows: Mapping[str, PairedComparison],
+    rows: Mapping[Key, PairedComparison],
     rules: Sequence[GateRule],
     test: str,
     correction: str | None,
-) -> dict[str, float | None]:
-    """The p-values of the metrics under a ``fail_if`` rule, corrected as one family."""
-    family = list(dict.fromkeys(rule.metric for rule in rules if rule.kind == "fail_if"))
-    defined = [(m, p) for m in family if (p := rows[m].p_values.get(test)) is not None]
+) -> dict[Key, float | None]:
+    """The p-values of the metrics under a ``fail_if`` rule (each group's apart), corrected
+    as one family."""
+    family = list(dict.fromkeys((r.group, r.metric) for r in rules if r.kind == "fail_if"))
+    defined = [(k, p) for k in family if (p := rows[k].p_values.get(test)) is not None]
     adjusted = _stats.adjust_p_values([p for _, p in defined], correction)
-    found: dict[str, float | None] = dict.fromkeys(family)
-    found.update({m: value for (m, _), value in zip(defined, adjusted, strict=True)})
+    found: dict[Key, float | None] = dict.fromkeys(family)
+    found.update({k: value for (k, _), value in zip(defined, adjusted, strict=True)})
     return found
+
+
+def _group_queries(current: RetrievalEvalReport, group: str, query_ids: Sequence[str]) -> list[str]:
+    """The compared queries of ``group``, by the current report's groups."""
+    if group not in current.groups:
+        held = (
+            ", ".join(map(repr, current.groups)) or "none: evaluate it with groups=, --groups FILE"
+        )
+        raise ValueError(f"a rule gates query group {group!r}, which the report lacks ({held})")
+    ids = [q for q in query_ids if group in current.query_groups.get(q, ())]
+    if not ids:
+        raise ValueError(f"query group {group!r} has no compared query: nothing to gate")
+    return ids
+
+
+def _group_notes(current: RetrievalEvalReport, query_ids: Sequence[str]) -> list[str]:
+    """Every query group of the current report, with its compared queries."""
+    if not current.groups:
+        return []
+    counts = dict.fromkeys(current.groups, 0)
+    for query in query_ids:
+        for group in current.query_groups.get(query, ()):
+            counts[group] += 1
+    listed = ", ".join(f"{group} ({n} queries)" for group, n in counts.items())
+    return [f"query groups: {listed}"]
 
 
 def _judged(

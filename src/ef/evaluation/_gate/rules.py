@@ -23,6 +23,7 @@ KINDS = ("min", "max_drop", "fail_if")
 
 _SIGNIFICANTLY_WORSE = "significantly_worse"
 _FLOOR = re.compile(r"^\s*(?P<metric>[^\s:<>=]+)\s*>=\s*(?P<value>\S+)\s*$")
+_GROUP = re.compile(r"^\s*group\s+(?P<group>[^:]+?)\s*:\s*(?P<rule>.+)$")
 _KEYED = re.compile(r"^\s*(?P<metric>[^\s:]+)\s*:\s*(?P<key>\w+)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -36,11 +37,14 @@ class GateRule(JsonReport):
         when the value is significantly worse than the baseline's, by the paired test after
         the correction over the gated metrics).
     :param threshold: the floor or the tolerated drop; ``None`` for ``"fail_if"``.
+    :param group: a query group: the rule then gates that group's queries alone (the current
+        report must carry the groups, see :doc:`/groups`); ``None`` gates every query.
     """
 
     metric: str = attrs.field(metadata=checked(string))
     kind: str = attrs.field(metadata=checked(string))
     threshold: float | None = attrs.field(default=None, metadata=checked(optional(finite)))
+    group: str | None = attrs.field(default=None, kw_only=True, metadata=checked(optional(string)))
 
     def __attrs_post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -56,12 +60,15 @@ class GateRule(JsonReport):
 
         >>> GateRule('ndcg@10', 'min', 0.6).text
         'ndcg@10 >= 0.6'
+        >>> GateRule('ndcg@10', 'min', 0.6, group='navigational').text
+        'group navigational: ndcg@10 >= 0.6'
         """
+        prefix = "" if self.group is None else f"group {self.group}: "
         if self.kind == "min":
-            return f"{self.metric} >= {self.threshold:g}"
+            return f"{prefix}{self.metric} >= {self.threshold:g}"
         if self.kind == "max_drop":
-            return f"{self.metric}: max_drop = {self.threshold:g}"
-        return f'{self.metric}: fail_if = "{_SIGNIFICANTLY_WORSE}"'
+            return f"{prefix}{self.metric}: max_drop = {self.threshold:g}"
+        return f'{prefix}{self.metric}: fail_if = "{_SIGNIFICANTLY_WORSE}"'
 
 
 def _number(text: Any, where: str) -> float:
@@ -76,15 +83,15 @@ def _number(text: Any, where: str) -> float:
     return value
 
 
-def _rule(metric: str, key: str, value: Any, where: str) -> GateRule:
+def _rule(metric: str, key: str, value: Any, where: str, group: str | None = None) -> GateRule:
     if key == "min":
-        return GateRule(metric, "min", _number(value, where))
+        return GateRule(metric, "min", _number(value, where), group=group)
     if key == "max_drop":
-        return GateRule(metric, "max_drop", _number(value, where))
+        return GateRule(metric, "max_drop", _number(value, where), group=group)
     if key == "fail_if":
         if str(value).strip().strip("'\"") != _SIGNIFICANTLY_WORSE:
             raise ValueError(f'{where}: fail_if takes "{_SIGNIFICANTLY_WORSE}", got {value!r}')
-        return GateRule(metric, "fail_if")
+        return GateRule(metric, "fail_if", group=group)
     raise ValueError(f"{where}: unknown rule {key!r}: expected one of {', '.join(KINDS)}")
 
 
@@ -92,17 +99,22 @@ def parse_rule(text: str) -> GateRule:
     """A rule from its command-line form.
 
     >>> parse_rule('ndcg@10 >= 0.60')
-    GateRule(metric='ndcg@10', kind='min', threshold=0.6)
+    GateRule(metric='ndcg@10', kind='min', threshold=0.6, group=None)
     >>> parse_rule('ndcg@10: max_drop = 0.01').threshold
     0.01
     >>> parse_rule('recall@100: fail_if = "significantly_worse"').kind
     'fail_if'
+    >>> parse_rule('group navigational: ndcg@10 >= 0.7').group
+    'navigational'
     """
     where = f"rule {text!r}"
+    group = None
+    if grouped := _GROUP.match(text):
+        group, text = grouped["group"], grouped["rule"]
     if found := _FLOOR.match(text):
-        return _rule(found["metric"], "min", found["value"], where)
+        return _rule(found["metric"], "min", found["value"], where, group)
     if found := _KEYED.match(text):
-        return _rule(found["metric"], found["key"], found["value"], where)
+        return _rule(found["metric"], found["key"], found["value"], where, group)
     raise ValueError(
         f"{where}: expected 'METRIC >= FLOOR', 'METRIC: max_drop = DROP' or "
         f"'METRIC: fail_if = \"{_SIGNIFICANTLY_WORSE}\"'"
@@ -134,13 +146,21 @@ class GateConfig:
 def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
     """The rules and options of a ``[tool.ef-evaluation.check]`` table: ``alpha``, ``test``
     and ``correction`` (``"none"`` for no correction) as keys, each metric a sub-table of
-    rules (``[tool.ef-evaluation.check."ndcg@10"]`` with ``min``, ``max_drop``, ``fail_if``).
+    rules (``[tool.ef-evaluation.check."ndcg@10"]`` with ``min``, ``max_drop``, ``fail_if``;
+    ``group = "navigational"`` makes them gate that query group alone).
     """
     rules: list[GateRule] = []
     options: dict[str, Any] = {}
     for key, value in table.items():
         if isinstance(value, Mapping):
-            rules.extend(_rule(key, k, v, f"{where}: {key}.{k}") for k, v in value.items())
+            group = value.get("group")
+            if group is not None and (not isinstance(group, str) or not group.strip()):
+                raise ValueError(f"{where}: {key}.group: expected a group name, got {group!r}")
+            rules.extend(
+                _rule(key, k, v, f"{where}: {key}.{k}", group)
+                for k, v in value.items()
+                if k != "group"
+            )
         elif key == "alpha":
             options["alpha"] = _number(value, f"{where}: alpha")
         elif key == "test" and isinstance(value, str):

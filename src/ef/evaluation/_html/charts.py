@@ -17,6 +17,7 @@ from ef.evaluation._compare.render_pairs import format_p_value
 __all__ = [
     "bins",
     "difference_bars",
+    "group_bars",
     "histogram",
     "k_curves",
     "mean_bars",
@@ -145,6 +146,19 @@ def mean_bars(title: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         encoding={
             "x": {"field": "metric", "type": "nominal", "sort": None, "title": None},
             "y": {"field": "mean", "type": "quantitative"},
+        },
+    )
+
+
+def group_bars(title: str, rows: Sequence[Mapping[str, Any]], metric: str) -> dict[str, Any]:
+    """One bar per query group (``{"group", "mean", "queries"}``): its mean of ``metric``."""
+    return _chart(
+        title,
+        rows,
+        mark={"type": "bar", "tooltip": True},
+        encoding={
+            "x": {"field": "group", "type": "nominal", "sort": None, "title": None},
+            "y": {"field": "mean", "type": "quantitative", "title": metric},
         },
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ef.evaluation._html import charts
 from ef.evaluation._html.order import query_order
+from ef.evaluation._html.groups import group_facet
 from ef.evaluation._html.rankings import (
     curve_from_metrics,
     drilldowns,
@@ -205,6 +206,9 @@ def evaluation_page(
         chart_specs["pr_curve"] = charts.pr_curve("Interpolated precision-recall", curve)
     if latency is not None:
         chart_specs["latency"] = latency["chart"]
+    groups = group_facet(report, primary)
+    if groups is not None and groups["chart"] is not None:
+        chart_specs["groups"] = groups["chart"]  # drawn in the group facet, not with the others
     return {
         "kind": "evaluation",
         "title": title or default_title(report),
@@ -222,4 +226,5 @@ def evaluation_page(
         "charts": chart_specs,
         "drilldowns": drill,
         "snippets": snippets(drill.values(), corpus),
+        "groups": groups,
     }

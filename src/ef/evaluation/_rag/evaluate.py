@@ -8,10 +8,11 @@ applicable*, so the sample is left out of that metric's mean and coverage. The b
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._groups.aggregate import rag_groups
+from ef.evaluation._groups.query_groups import GroupsInput
 from ef.evaluation._io.frames import is_frame
 from ef.evaluation._io.rag_frames import samples_from_frame
 from ef.evaluation._plugins import rag_metric_functions, registry
@@ -19,6 +20,7 @@ from ef.evaluation._rag.encodable import check_encodable
 from ef.evaluation._rag.sample_ids import check_ids, sample_ids
 from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RagEvalReport
+from ef.evaluation._scoring.aggregation import applicable_means
 from ef.evaluation._scoring.metrics import checked_value
 from ef.evaluation._types import RagMetricFn, RagSample
 
@@ -132,6 +134,7 @@ def evaluate_rag(
     ids: Sequence[str] | None = None,
     interval: IntervalMethod | None = None,
     confidence_level: float = 0.95,
+    groups: GroupsInput | None = None,
 ) -> RagEvalReport:
     """Score RAG samples with deterministic, reference-based lexical metrics.
 
@@ -172,6 +175,10 @@ def evaluate_rag(
         to: ``"t"`` or ``"bootstrap"`` (percentile, 10,000 resamples, seed 0), in
         ``report.intervals``, as :func:`evaluate_retrieval` does; ``None`` computes none.
     :param confidence_level: the coverage of ``interval``, in (0, 1).
+    :param groups: query groups: :class:`QueryGroups`, a mapping or a groups file naming the
+        samples by id (``ids``, or the ``user_input`` values), or a function of the
+        ``user_input`` text (a sample without one is in no group); the report then keeps each
+        group's means and coverage in ``groups`` (see :doc:`/groups`).
     :returns: a :class:`RagEvalReport`.
     :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
         sample with an empty ``reference`` list, naming the sample, and for ``ids`` that repeat
@@ -197,7 +204,6 @@ def evaluate_rag(
         samples = samples_from_frame(samples)
     checked_ids = None if ids is None else check_ids(ids)
     user_inputs: list[str | None] = []
-    values: dict[str, list[float]] = {name: [] for name in functions}
     per_sample: list[dict[str, float | None]] = []
     for index, raw in enumerate(samples):
         where = f"sample {index}"
@@ -209,18 +215,18 @@ def evaluate_rag(
         for name, fn in functions.items():
             value = _score(where, name, fn, sample)
             row[name] = value
-            if value is not None:
-                values[name].append(value)
         per_sample.append(row)
     if not per_sample:
         raise ValueError("samples is empty: evaluate_rag needs at least one sample")
+    means, coverage = applicable_means(per_sample, list(functions))
     report = RagEvalReport(
-        metrics={name: math.fsum(v) / len(v) for name, v in values.items() if v},
-        coverage={name: len(v) for name, v in values.items()},
+        metrics=means,
+        coverage=coverage,
         n_samples=len(per_sample),
         per_sample=per_sample,
         sample_ids=sample_ids(checked_ids, user_inputs),
     )
+    report = rag_groups(report, groups, user_inputs)
     if interval is None:
         return report
     return report.with_intervals(interval, confidence_level=confidence_level)

@@ -30,6 +30,15 @@ from ef.evaluation._report.frozen import (
     frozen_dict,
     frozen_dict_of_dicts,
 )
+from ef.evaluation._report.groups import (
+    GROUPS_CHECK,
+    GroupResult,
+    group_lists,
+    group_means_columns,
+    group_results,
+    group_tuples,
+    grouped_rows,
+)
 from ef.evaluation._report.html_hook import write_html
 from ef.evaluation._report.intervals import (
     DEFAULT_N_RESAMPLES,
@@ -123,7 +132,10 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
     ``latency`` maps each retrieved query to its wall time in seconds; ``manifest`` records the
     library version, the parameters and fingerprints of the inputs; ``intervals`` holds the
     confidence interval of each mean when one was asked for (``interval=``, or
-    :meth:`with_intervals`), else ``None``.
+    :meth:`with_intervals`), else ``None``. Evaluated with ``groups=``, ``groups`` maps each
+    query group to its :class:`GroupResult` (its means and counts) and ``query_groups`` each
+    scored query to its groups; a scored query in no group (:attr:`ungrouped`) counts in
+    ``metrics`` and in no group (see :doc:`/groups`).
 
     A report is a value: its mappings are read-only ``dict``\\ s (assigning into
     ``report.metrics`` raises :class:`TypeError`; ``dict(report.metrics)`` is a copy to
@@ -171,6 +183,22 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
     intervals: MeanIntervals | None = attrs.field(
         default=None, kw_only=True, metadata=checked(optional(nested(MeanIntervals)))
     )
+    groups: FrozenDict[str, GroupResult] = attrs.field(
+        factory=FrozenDict, converter=group_results, kw_only=True, metadata=GROUPS_CHECK
+    )
+    query_groups: FrozenDict[str, tuple[str, ...]] = attrs.field(
+        factory=FrozenDict,
+        converter=group_tuples,
+        kw_only=True,
+        metadata=checked(mapping_of(list_of(string))),
+    )
+
+    @property
+    def ungrouped(self) -> tuple[str, ...]:
+        """The scored queries in no group (empty when the report has no groups)."""
+        if not self.groups:
+            return ()
+        return tuple(q for q in self.per_query if q not in self.query_groups)
 
     @property
     def primary(self) -> float | None:
@@ -188,14 +216,29 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
     def frame_columns(self, means: bool) -> list[Column]:
         """Columns ``query_id, metric, value``, one row per query and metric (queries in
         ``per_query`` order, metrics in their report order); with ``means``, ``metric, value``.
+
+        A report with :attr:`groups` adds a ``group`` column: one row per query, metric and
+        group of the query (a query in two groups has two rows per metric; ``group`` is missing
+        for a query in no group); with ``means``, the report's means (``group`` missing) then
+        each group's, with an ``n_queries`` column.
         """
         if means:
+            if self.groups:
+                return group_means_columns(self.metrics, self.groups)
             return [
                 ("metric", "string", list(self.metrics)),
                 ("value", "float", list(self.metrics.values())),
                 *_interval_columns(self.intervals, self.metrics),
             ]
         rows = [(q, key, v) for q, values in self.per_query.items() for key, v in values.items()]
+        if self.groups:
+            grouped = grouped_rows(rows, self.query_groups)
+            return [
+                ("query_id", "string", [row[0] for row in grouped]),
+                ("metric", "string", [row[1] for row in grouped]),
+                ("value", "float", [row[2] for row in grouped]),
+                ("group", "string", [row[3] for row in grouped]),
+            ]
         return [
             ("query_id", "string", [row[0] for row in rows]),
             ("metric", "string", [row[1] for row in rows]),
@@ -284,6 +327,8 @@ class RagEvalReport(FrameOutputs, JsonReport):
     apply; ``sample_ids`` (keyword-only) names the samples in the same order, so
     :func:`compare` can pair two pipelines' reports (empty when the samples have no ids);
     ``intervals`` (keyword-only) the confidence interval of each mean when asked for.
+    Evaluated with ``groups=``, ``groups`` maps each group to its :class:`GroupResult` and
+    ``sample_groups`` gives each sample's groups, in order.
 
     >>> report = RagEvalReport(
     ...     metrics={'exact_match': 0.5}, coverage={'exact_match': 4}, n_samples=4)
@@ -335,6 +380,15 @@ class RagEvalReport(FrameOutputs, JsonReport):
             seed=seed,
         )
         return attrs.evolve(self, intervals=intervals)
+    groups: FrozenDict[str, GroupResult] = attrs.field(
+        factory=FrozenDict, converter=group_results, kw_only=True, metadata=GROUPS_CHECK
+    )
+    sample_groups: tuple[tuple[str, ...], ...] = attrs.field(
+        default=(),
+        converter=group_lists,
+        kw_only=True,
+        metadata=checked(list_of(list_of(string))),
+    )
 
     def frame_columns(self, means: bool) -> list[Column]:
         """Columns ``sample_id, metric, value``, one row per sample and metric (``value``
@@ -342,6 +396,8 @@ class RagEvalReport(FrameOutputs, JsonReport):
         samples have no ids); with ``means``, ``metric, value, coverage``.
         """
         if means:
+            if self.groups:
+                return group_means_columns(self.metrics, self.groups)
             return [
                 ("metric", "string", list(self.metrics)),
                 ("value", "float", list(self.metrics.values())),
@@ -354,6 +410,14 @@ class RagEvalReport(FrameOutputs, JsonReport):
             for sample_id, values in zip(ids, self.per_sample, strict=True)
             for key, value in values.items()
         ]
+        if self.groups:
+            grouped = grouped_rows(rows, dict(zip(ids, self.sample_groups, strict=True)))
+            return [
+                ("sample_id", "string", [row[0] for row in grouped]),
+                ("metric", "string", [row[1] for row in grouped]),
+                ("value", "float", [row[2] for row in grouped]),
+                ("group", "string", [row[3] for row in grouped]),
+            ]
         return [
             ("sample_id", "string", [row[0] for row in rows]),
             ("metric", "string", [row[1] for row in rows]),
@@ -368,6 +432,11 @@ class RagEvalReport(FrameOutputs, JsonReport):
             )
         if len(set(self.sample_ids)) != len(self.sample_ids):
             raise ValueError("sample_ids must be unique: an id names one sample")
+        if self.sample_groups and len(self.sample_groups) != len(self.per_sample):
+            raise ValueError(
+                f"sample_groups names the groups of {len(self.sample_groups)} samples, "
+                f"per_sample has {len(self.per_sample)}; give them for every sample"
+            )
 
     def to_html(
         self,

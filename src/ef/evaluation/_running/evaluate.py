@@ -8,16 +8,19 @@ Each takes the process's plugin host once and hands it to what it drives
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from ef.evaluation._exceptions import IncompleteEvaluationWarning
+from ef.evaluation._groups.aggregate import retrieval_with_groups
+from ef.evaluation._groups.inputs import as_query_groups
+from ef.evaluation._groups.query_groups import GroupsInput, QueryGroups
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.driver import RetrieverRun
+from ef.evaluation._running.loop import in_event_loop
 from ef.evaluation._running.options import (
     DEFAULT_K_VALUES,
     DEFAULT_METRICS,
@@ -45,24 +48,6 @@ __all__ = [
 ]
 
 
-def _in_event_loop() -> bool:
-    asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop can be running
-    if asyncio is not None:
-        try:
-            asyncio.get_running_loop()
-            return True
-        except RuntimeError:
-            pass
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_task()
-            return True
-        except RuntimeError:
-            pass
-    return False
-
-
 def evaluate_retrieval(
     retriever: Any,
     qrels: Qrels,
@@ -87,6 +72,7 @@ def evaluate_retrieval(
     batch_size: int | None = None,
     interval: IntervalMethod | None = None,
     confidence_level: float = 0.95,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever against a BEIR-shaped evaluation set.
 
@@ -200,6 +186,12 @@ def evaluate_retrieval(
         ``report.intervals``; ``None`` (the default) computes none. Needs scipy (the ``stats``
         extra); :meth:`RetrievalEvalReport.with_intervals` takes other resamples and seeds.
     :param confidence_level: the coverage of ``interval``, in (0, 1).
+    :param groups: query groups (:class:`QueryGroups`, a mapping of query id to group name or
+        names, a groups file's path, or a function of the query text): the report then keeps
+        each group's means and counts (``report.groups``), equal to an evaluation of the
+        group's queries alone; a scored query in no group counts in no group, and a group
+        member that is not scored is left out of its means with a :class:`QueryGroupsWarning`
+        (see :doc:`/groups`).
     :returns: a :class:`RetrievalEvalReport`.
     :raises ValueError: for an unknown metric name, a NaN or infinite grade, or if no query can
         be scored.
@@ -217,6 +209,7 @@ def evaluate_retrieval(
     (1.0, 2)
     """
     check_interval_options(interval, confidence_level)
+    grouped = as_query_groups(groups, queries, entry_point="evaluate_retrieval")
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
@@ -228,12 +221,12 @@ def evaluate_retrieval(
                 import anyio
                 import anyio.from_thread
 
-                if _in_event_loop():
+                if in_event_loop():
                     with anyio.from_thread.start_blocking_portal() as portal:
                         portal.call(evaluation.run_async)
                 else:
                     anyio.run(evaluation.run_async)
-        return stated(saved(_finish(evaluation), saver), interval, confidence_level)
+        return stated(saved(_finish(evaluation, grouped), saver), interval, confidence_level)
 
 
 async def evaluate_retrieval_async(
@@ -260,6 +253,7 @@ async def evaluate_retrieval_async(
     batch_size: int | None = None,
     interval: IntervalMethod | None = None,
     confidence_level: float = 0.95,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a retriever concurrently, in the caller's event loop (asyncio or trio).
 
@@ -279,13 +273,14 @@ async def evaluate_retrieval_async(
     1.0
     """
     check_interval_options(interval, confidence_level)
+    grouped = as_query_groups(groups, queries, entry_point="evaluate_retrieval_async")
     with saving_run(save_run, journal) as saver:
         journal = journal if saver is None else saver.journal
         with progress_shown(EvaluationOptions.from_keywords(locals())) as options:
             evaluation = RetrieverRun(retriever, qrels, queries, options, HOST)
             say_resumed(evaluation, options)
             await evaluation.run_async()
-        return stated(saved(_finish(evaluation), saver), interval, confidence_level)
+        return stated(saved(_finish(evaluation, grouped), saver), interval, confidence_level)
 
 
 def stated(
@@ -297,8 +292,12 @@ def stated(
     return report.with_intervals(interval, confidence_level=confidence_level)
 
 
-def _finish(evaluation: RetrieverRun) -> RetrievalEvalReport:
+def _finish(evaluation: RetrieverRun, groups: QueryGroups | None) -> RetrievalEvalReport:
     report = evaluation.report()
+    if groups is not None:
+        report = retrieval_with_groups(
+            report, groups, evaluation.sheet.plan.aggregate, stacklevel=3
+        )
     if report.failures:
         warnings.warn(
             f"the evaluation is incomplete: {len(report.failures)} of "
@@ -324,6 +323,7 @@ def evaluate_run(
     depth: int | None = None,
     interval: IntervalMethod | None = None,
     confidence_level: float = 0.95,
+    groups: GroupsInput | None = None,
 ) -> RetrievalEvalReport:
     """Score a system's saved output against ``qrels``, as :func:`evaluate_retrieval` does.
 
@@ -369,6 +369,8 @@ def evaluate_run(
         trec_eval's order before any metric sees them; ``None`` scores every result.
     :param interval: confidence intervals of the means, as in :func:`evaluate_retrieval`.
     :param confidence_level: their coverage, in (0, 1).
+    :param groups: query groups, as in :func:`evaluate_retrieval` (a function of the query
+        text needs the texts: pass ``QueryGroups.from_texts(queries, function)``).
     :raises ValueError: for an unknown metric name, a NaN score or grade, an infinite grade, or
         if no query can be scored.
     :raises TypeError: for a run or qrels of another type (a Series, an array, a list of
@@ -387,6 +389,7 @@ def evaluate_run(
     0.5
     """
     check_interval_options(interval, confidence_level)
+    grouped = as_query_groups(groups, entry_point="evaluate_run")
     options = RunOptions.from_keywords(locals())
-    report = score_run(run, qrels, options, HOST, run_format=run_format)
+    report = score_run(run, qrels, options, HOST, run_format=run_format, groups=grouped)
     return stated(report, interval, confidence_level)

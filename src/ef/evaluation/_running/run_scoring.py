@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ef.evaluation._groups.aggregate import retrieval_with_groups
+from ef.evaluation._groups.query_groups import QueryGroups
 from ef.evaluation._io.frames import as_qrels, as_run
 from ef.evaluation._io.runs import read_run
 from ef.evaluation._io.runs import run_format as format_of
@@ -42,12 +44,14 @@ def score_run(
     run_format: str | None = None,
     name: str | None = None,
     stacklevel: int = 2,
+    groups: QueryGroups | None = None,
 ) -> RetrievalEvalReport:
     """The report of ``run`` (a mapping, a DataFrame or a run file's path) against ``qrels``.
 
     :param plugins: the plugin host: its metrics, and its TREC run parser if any.
     :param name: the run as messages name it; ``None`` is ``"the run"``, or the file's path.
     :param stacklevel: a warning's, counted from the caller of this function.
+    :param groups: query groups: the report then keeps each group's means.
     """
     qrels = as_qrels(qrels)
     if isinstance(run, str | os.PathLike):
@@ -55,7 +59,7 @@ def score_run(
         name = name or path
         if format_of(run, run_format) == "trec":
             return evaluate_run_file(
-                run, qrels, options, plugins, name=name, stacklevel=stacklevel + 1
+                run, qrels, options, plugins, name=name, stacklevel=stacklevel + 1, groups=groups
             )
         run = read_run(run, run_format, plugins.trec_run_parser())
     run = as_run(run)
@@ -82,4 +86,7 @@ def score_run(
         run=name or "the run",
         stacklevel=stacklevel + 1,
     )
-    return sheet.report({"run": {"queries": len(run), **coverage.as_manifest()}})
+    report = sheet.report({"run": {"queries": len(run), **coverage.as_manifest()}})
+    if groups is None:
+        return report
+    return retrieval_with_groups(report, groups, plan.aggregate, stacklevel=stacklevel + 1)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from math import copysign
 from typing import TYPE_CHECKING, Any
 
+from ef.evaluation._groups.aggregate import retrieval_with_groups
+from ef.evaluation._groups.query_groups import QueryGroups
 from ef.evaluation._io import stream
 from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._report.reports import RetrievalEvalReport
@@ -38,6 +40,7 @@ def evaluate_run_file(
     *,
     name: str,
     stacklevel: int = 2,
+    groups: QueryGroups | None = None,
 ) -> RetrievalEvalReport:
     """Score the grouped TREC run file ``path`` against ``qrels``, one query at a time.
 
@@ -48,6 +51,7 @@ def evaluate_run_file(
     :param plugins: the plugin host: its metrics, and its streaming run parser if any.
     :param name: the run as messages name it.
     :param stacklevel: a warning's, counted from the caller of this function.
+    :param groups: query groups: the report then keeps each group's means.
     :raises DatasetFormatError: for a bad line, a doc listed twice for a query, or a query
         seen again after another one (each naming the file and both lines).
     :raises MissingQueriesError: as
@@ -70,7 +74,10 @@ def evaluate_run_file(
         run=name,
         stacklevel=stacklevel + 1,
     )
-    return sheet.report({"run": {"queries": len(seen), **coverage.as_manifest()}})
+    report = sheet.report({"run": {"queries": len(seen), **coverage.as_manifest()}})
+    if groups is None:
+        return report
+    return retrieval_with_groups(report, groups, plan.aggregate, stacklevel=stacklevel + 1)
 
 
 def _score(

@@ -14,12 +14,12 @@ which would change the last digits between Python versions).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import reduce
 from operator import add
 from typing import Literal
 
-__all__ = ["AGGREGATIONS", "MIN_GEO_MEAN", "Aggregation", "aggregate"]
+__all__ = ["AGGREGATIONS", "MIN_GEO_MEAN", "Aggregation", "aggregate", "applicable_means"]
 
 Aggregation = Literal["mean", "sum", "geometric"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "sum", "geometric")
@@ -47,3 +47,23 @@ def aggregate(values: Sequence[float], how: Aggregation) -> float:
         logs = (math.log(value if value > MIN_GEO_MEAN else MIN_GEO_MEAN) for value in values)
         return math.exp(reduce(add, logs, 0.0) / len(values))
     return reduce(add, values, 0.0) / len(values)
+
+
+def applicable_means(
+    rows: Sequence[Mapping[str, float | None]], names: Sequence[str]
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Each name's mean over the rows where it applies (not ``None``), summed with
+    :func:`math.fsum`, and how many rows that was (RAG samples: a metric that applied to none
+    has coverage 0 and no mean).
+
+    >>> applicable_means([{'f1': 0.5}, {'f1': None}, {'f1': 1.0}], ['f1'])
+    ({'f1': 0.75}, {'f1': 2})
+    """
+    values: dict[str, list[float]] = {name: [] for name in names}
+    for row in rows:
+        for name in names:
+            value = row.get(name)
+            if value is not None:
+                values[name].append(value)
+    means = {name: math.fsum(kept) / len(kept) for name, kept in values.items() if kept}
+    return means, {name: len(kept) for name, kept in values.items()}

@@ -59,7 +59,8 @@ def _table(rich_table: RichTable, title: str) -> tuple[Table, str]:
 
 def comparison_tables(report: ComparisonReport) -> list[tuple[Table, str]]:
     """The tables ``--format table`` shows, each with its caption: the means, the
-    differences, and without a baseline the adjusted p-values of every pair per metric."""
+    differences, without a baseline the adjusted p-values of every pair per metric, and with
+    query groups each group's means."""
     tables = [
         _table(report.to_table(plain=True), "Means"),
         _table(report.to_details_table(), "Differences"),
@@ -70,6 +71,8 @@ def comparison_tables(report: ComparisonReport) -> list[tuple[Table, str]]:
             _table(report.to_p_value_table(metric, test), f"Adjusted p-values of {metric}")
             for metric in report.metrics
         ]
+    if report.group_counts:
+        tables.append(_table(report.to_group_table(), "Query groups"))
     return tables
 
 

@@ -47,6 +47,7 @@ from ef.evaluation.cli._arguments import (
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
 from ef.evaluation.cli._gate_page import write_gate_page
+from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._retrievers import (
     RETRIEVER_FORMS,
     add_http_options,
@@ -122,6 +123,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "--rule", action="append", default=[], metavar="RULE", help="a rule (repeatable)"
     )
     parser.add_argument("--config", metavar="FILE", help="a TOML file with the rules' table")
+    add_groups_option(parser)
     parser.add_argument("--alpha", type=float, help="the significance level (default 0.05)")
     parser.add_argument("--test", choices=_TESTS, help="the paired test (default t-test)")
     parser.add_argument(
@@ -181,6 +183,9 @@ def _scored(
 ) -> tuple[RetrievalEvalReport, Queries | None]:
     """The run's report, and the query texts when a retriever answered them."""
     options = retrieval_options(args)
+    groups = read_groups(args)
+    if groups is not None:
+        options["groups"] = groups  # a rule with a group gates that group's queries
     if not _is_retriever(args.run):
         if args.qrels is not None:
             qrels = read_qrels(args.qrels, None if args.dataset else args.reader)

@@ -1,5 +1,4 @@
-"""``ef-eval compare``: compare systems with a baseline, or every pair of systems, with
-significance tests.
+"""``ef-eval compare``: compare systems with a baseline, or every pair, with significance tests.
 
 Two ways in: ``ef-eval compare QRELS RUN [RUN ...]`` scores TREC run files against the qrels
 (as ``ef-eval run`` does), and ``ef-eval compare REPORT.json [REPORT.json ...]`` compares saved
@@ -48,6 +47,7 @@ from ef.evaluation.cli._common import (
     write_output,
 )
 from ef.evaluation.cli._compare_tables import comparison_csv, comparison_tsv, print_comparison
+from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._html import comparison_html, dataset_texts
 from ef.evaluation.cli.run import run_names
 
@@ -172,6 +172,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="DIR",
         help="a BEIR folder: query texts and document snippets for the --html page",
     )
+    add_groups_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -327,6 +328,7 @@ def handle(args: argparse.Namespace) -> int:
         judged_only=bool(args.judged_only),
         risk_alpha=args.risk_alpha,
         depth=args.depth,
+        groups=read_groups(args),
         **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
     )
     if args.html:

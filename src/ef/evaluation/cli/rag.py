@@ -28,6 +28,7 @@ from ef.evaluation.cli._common import (
     command_outputs,
     emit,
 )
+from ef.evaluation.cli._groups import add_groups_option, grouped_rag_rows, read_groups
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -59,6 +60,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("samples", metavar="SAMPLES", help="a JSON Lines file of RagSample objects")
     add_metric_options(parser, evaluate_rag, cutoffs=False)
     add_interval_options(parser)
+    add_groups_option(parser)
     add_output_options(parser)
     add_html_option(parser, "each sample's texts and values")
     parser.set_defaults(handler=handle)
@@ -117,12 +119,22 @@ def rag_table(title: str, report: RagEvalReport, lines: list[int], *, per_query:
     """
     names = list(report.coverage)
     rows: list[tuple[Cell, ...]]
+    if per_query and report.groups:
+        rows = [
+            (line, ", ".join(groups) or None, *(values.get(name) for name in names))
+            for line, groups, values in zip(
+                lines, report.sample_groups, report.per_sample, strict=True
+            )
+        ]
+        return Table(title, ("line", "groups", *names), rows)
     if per_query:
         rows = [
             (line, *(values.get(name) for name in names))
             for line, values in zip(lines, report.per_sample, strict=True)
         ]
         return Table(title, ("line", *names), rows)
+    if report.groups:
+        return Table(title, ("group", "samples", *names), grouped_rag_rows(report))
     rows = [(name, report.metrics.get(name), report.coverage[name]) for name in names]
     if report.intervals is None:
         return Table(title, ("metric", "mean", "samples"), rows)
@@ -137,8 +149,11 @@ def handle(args: argparse.Namespace) -> int:
     check_names(args.metrics, registry().rag_metrics, "RAG metric")
     check_outputs(command_outputs(args), [args.samples])
     samples = read_samples(args.samples)
-    options = {} if args.metrics is None else {"metrics": args.metrics}
+    options: dict[str, Any] = {} if args.metrics is None else {"metrics": args.metrics}
     options |= interval_options(args)
+    groups = read_groups(args)
+    if groups is not None:
+        options["groups"] = groups
     report = _evaluate(args.samples, samples, **options)
     title = f"RAG metrics over {report.n_samples} samples from {Path(args.samples).name}"
     lines = [number for number, _ in samples]

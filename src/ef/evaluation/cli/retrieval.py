@@ -46,9 +46,9 @@ from ef.evaluation.cli._common import (
     keyword_defaults,
     positive_int,
     retrieval_options,
-    retrieval_table,
     seconds,
 )
+from ef.evaluation.cli._groups import add_groups_option, read_groups, report_table
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
@@ -163,6 +163,7 @@ def add_parser(subparsers: Subparsers) -> None:
     add_http_options(parser)
     add_metric_options(parser, evaluate_retrieval, cutoffs=True)
     add_interval_options(parser)
+    add_groups_option(parser)
     add_output_options(parser)
     add_html_option(parser, "with --save-run, the per-query drill-down")
     parser.set_defaults(handler=handle)
@@ -199,6 +200,7 @@ def handle(args: argparse.Namespace) -> int:
     source = resolve_builtin(args.dataset)
     check_outputs(command_outputs(args), [os.fspath(source)])
     _check_folders(args)
+    groups = read_groups(args)
     corpus, queries, qrels = read_dataset(source, reader=args.reader)
     show = stderr_is_terminal() and not args.no_progress
     try:
@@ -229,13 +231,14 @@ def handle(args: argparse.Namespace) -> int:
             **options,
             progress=progress,
             journal=journal.path,
+            groups=groups,
         )
     warn_failures(report, output_format=args.format)
     if args.index_dir is not None:
         report = _with_index(report, retriever, args.index_dir)
     system = f"{args.retriever} on {_dataset_name(args.dataset)}"
     title = f"{system}: {len(corpus):,} documents, {report.n_queries} queries"
-    table = retrieval_table(
+    table = report_table(
         title, {args.retriever: report}, label="retriever", per_query=args.per_query
     )
     try:

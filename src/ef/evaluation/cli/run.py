@@ -47,8 +47,8 @@ from ef.evaluation.cli._common import (
     emit,
     read_qrels,
     retrieval_options,
-    retrieval_table,
 )
+from ef.evaluation.cli._groups import add_groups_option, read_groups, report_table
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
 
@@ -92,6 +92,7 @@ def add_parser(subparsers: Subparsers) -> None:
     add_interval_options(parser)
     add_missing_queries_option(parser, "a judged query missing from a run does: it scores 0")
     add_depth_option(parser)
+    add_groups_option(parser)
     add_output_options(parser)
     add_html_option(parser, "several runs: compared with the first")
     parser.set_defaults(handler=handle)
@@ -140,6 +141,9 @@ def handle(args: argparse.Namespace) -> int:
     names = run_names(args.runs)
     qrels = read_qrels(args.qrels, args.reader)
     options = retrieval_options(args)
+    groups = read_groups(args)
+    if groups is not None:
+        options["groups"] = groups
     paths = dict(zip(names, args.runs, strict=True))
     if args.html:
         # The page draws the rankings, so each run is read once and kept (a pipe cannot be
@@ -157,7 +161,7 @@ def handle(args: argparse.Namespace) -> int:
     n_queries = next(iter(reports.values())).n_queries
     runs = f"{len(reports)} runs" if len(reports) > 1 else "1 run"
     title = f"{runs} scored against {Path(args.qrels).name} ({n_queries} judged queries)"
-    table = retrieval_table(title, reports, label="run", per_query=args.per_query)
+    table = report_table(title, reports, label="run", per_query=args.per_query)
     data = {name: report_data(report) for name, report in reports.items()}
     emit(args, table, data, inputs=[args.qrels, *args.runs])
     if args.html:

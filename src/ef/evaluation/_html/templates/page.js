@@ -70,7 +70,14 @@ if (chartMetric) {
 }
 
 // The table: every row is kept in memory; the first ROW_LIMIT of the sorted, filtered rows are drawn.
-const table = { sortColumn: null, descending: false, filter: "", open: null };
+const table = { sortColumn: null, descending: false, filter: "", group: "", open: null };
+
+function inGroup(query, choice) {
+  // "group:<name>" keeps the group's queries, "none" the queries in no group.
+  const groups = (data.groups && data.groups.query_groups[query]) || [];
+  if (choice === "none") return groups.length === 0;
+  return groups.includes(choice.slice("group:".length));
+}
 
 function visibleColumns() {
   // A text column nobody filled (no query texts given) is left out.
@@ -117,6 +124,7 @@ function drawTable() {
     rows = rows.filter((row) => row.some((value, index) => index < data.text_columns
       && value !== null && show(value).toLowerCase().includes(needle)));
   }
+  if (table.group) rows = rows.filter((row) => inGroup(row[0], table.group));
   if (table.sortColumn !== null) {
     const index = table.sortColumn;
     const sign = table.descending ? -1 : 1;
@@ -204,6 +212,10 @@ function openQuery(query) {
   section.scrollIntoView({ block: "start" });
 }
 
+const groupFilter = document.getElementById("group-filter");
+if (groupFilter) {
+  groupFilter.addEventListener("change", () => { table.group = groupFilter.value; drawTable(); });
+}
 const filter = document.getElementById("filter");
 if (filter) {
   filter.addEventListener("input", () => { table.filter = filter.value; drawTable(); });

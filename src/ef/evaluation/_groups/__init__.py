@@ -1,0 +1,1 @@
+"""Query groups: the one group input (QueryGroups, its files) and the per-group aggregation."""
