@@ -346,6 +346,7 @@ ENTRY_POINTS = frozenset(
         "ef.evaluation._rag.evaluate",  # evaluate_rag
         "ef.evaluation._compare.compare",  # compare
         "ef.evaluation._metric_names.api",  # measure_catalogue, check_metrics
+        "ef.evaluation._gate.reading",  # read_report (a plugin's report locations)
     }
 )
 

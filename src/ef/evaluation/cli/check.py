@@ -8,7 +8,8 @@ run's report as the new baseline instead.
 
 Exit codes: 0 when every rule holds (or the baseline was written), 1 when a rule fails (a
 regression), 2 for a usage or input error (a bad command line, a file that cannot be read, a
-baseline made on other qrels, queries or options).
+baseline made on other qrels, queries or options) and for a plugin's extension that fails after
+the outputs were written (an experiment tracker that cannot be reached).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ef.evaluation import (
     parse_rule,
     read_gate_config,
     read_report,
+    registry,
     write_text_atomically,
 )
 from ef.evaluation.cli._arguments import (
@@ -39,6 +41,7 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._extensions import report_finished
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -74,7 +77,11 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--qrels", metavar="QRELS", required=True, help="the judgements")
     parser.add_argument("--reader", metavar="NAME", help="read QRELS with this dataset reader")
     parser.add_argument(
-        "--baseline", metavar="FILE", required=True, help="the baseline report (JSON)"
+        "--baseline",
+        metavar="FILE",
+        required=True,
+        help="the baseline report (JSON), or SCHEME:NAME where a plugin reads reports from "
+        "(mlflow:RUN_ID with the MLflow plugin)",
     )
     parser.add_argument(
         "--update-baseline",
@@ -159,16 +166,31 @@ def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
         _write(args.junit, report.to_junit())
 
 
-def _gate(args: argparse.Namespace) -> CheckReport | None:
+def _refuse_location(baseline: str) -> None:
+    """Refuse to write a baseline to a plugin's report location: only a file is written."""
+    scheme, colon, _ = baseline.partition(":")
+    location = registry().report_locations.get(scheme) if colon else None
+    if location is not None:
+        raise CliError(
+            f"--update-baseline writes a file, and {baseline} is a report location of plugin "
+            f"{location.plugin!r}: give a file, or log the report with the plugin's own option",
+            exit_code=EXIT_USAGE,
+        )
+
+
+def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | None]:
+    """The run's report, and the gate's outcome (None when the baseline was written)."""
     config = _config(args)
     if not config.rules:
         raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
     metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
+    if args.update_baseline:
+        _refuse_location(args.baseline)
     current = _scored(args, metrics)
     if args.update_baseline:
         _write(args.baseline, current.to_json(indent=1) + "\n")
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
-        return None
+        return current, None
     baseline = read_report(args.baseline)
     if not isinstance(baseline, RetrievalEvalReport):
         raise ValueError(f"{args.baseline}: a {type(baseline).__name__}, not a retrieval report")
@@ -180,7 +202,7 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if config.has_correction:
         options["correction"] = config.correction
     try:
-        return check(current, baseline, config.rules, **options)
+        return current, check(current, baseline, config.rules, **options)
     except ValueError as error:
         raise ValueError(f"{args.baseline}: {error}") from error
 
@@ -191,7 +213,7 @@ def handle(args: argparse.Namespace) -> int:
     if not args.update_baseline:
         check_outputs(written, [args.run, args.qrels, args.baseline])
     try:
-        report = _gate(args)
+        current, report = _gate(args)
     except CliError as error:
         raise CliError(str(error), exit_code=EXIT_USAGE) from error
     except (ValueError, TypeError, OSError, EvaluationError) as error:
@@ -199,7 +221,12 @@ def handle(args: argparse.Namespace) -> int:
         if isinstance(error, OSError) and error.filename is not None and error.strerror:
             message = f"{os.fsdecode(error.filename)}: {error.strerror}"
         raise CliError(message, exit_code=EXIT_USAGE) from error
-    if report is None:
-        return EXIT_PASS
-    _outputs(args, report)
-    return EXIT_PASS if report.passed else EXIT_REGRESSION
+    if report is not None:
+        _outputs(args, report)
+    try:
+        report_finished(
+            args, "check", {Path(args.run).name: current}, dataset=args.qrels, check_report=report
+        )
+    except CliError as error:  # exit 1 is a regression: a tracker's failure is not one
+        raise CliError(str(error), exit_code=EXIT_USAGE) from error
+    return EXIT_PASS if report is None or report.passed else EXIT_REGRESSION

@@ -48,6 +48,7 @@ from ef.evaluation.cli._common import (
     read_qrels,
     write_output,
 )
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._html import comparison_html
 from ef.evaluation.cli.run import run_names
 
@@ -63,12 +64,12 @@ FORMATS = ("table", "json", "markdown", "latex", "csv")
 DESCRIPTION = """\
 Compare systems with a baseline (--baseline), or every pair of systems (without it), on
 per-query values, paired by query id, with significance tests (tukey: Tukey's HSD), a
-multiple-testing correction, effect sizes and wins/ties/losses. Either
-score TREC run files against qrels (QRELS RUN [RUN ...]; a judged query missing from a run
-scores 0, with a warning, and a run holding no judged query is refused: see --missing-queries),
-or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
-json' or a report's to_json()). Systems are named after their files (reports: without
-'.json'); --baseline takes a name or a path as given.
+multiple-testing correction, effect sizes and wins/ties/losses. Either score TREC run files
+against qrels (QRELS RUN [RUN ...]; a judged query missing from a run scores 0, with a warning,
+and a run holding no judged query is refused: see --missing-queries), or compare saved reports
+(REPORT.json [REPORT.json ...], from 'ef-eval run --format json' or a report's to_json()).
+Systems are named after their files (reports: without '.json'); --baseline takes a name or a
+path as given.
 """
 
 
@@ -171,8 +172,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def _report_name(path: str) -> str:
-    name = Path(path).name
-    return name.removesuffix(".json") or name
+    return Path(path).name.removesuffix(".json") or Path(path).name
 
 
 def read_reports(paths: Sequence[str]) -> tuple[dict[str, RetrievalEvalReport], dict[str, str]]:
@@ -370,6 +370,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     if args.html:
         comparison_html(args.html, report, systems, qrels=qrels)
+    dataset = None if qrels is None else args.inputs[0]
     if args.format == "table":
         to_terminal = args.output in (None, "-") and sys.stdout.isatty()
         tables = [report.to_table(plain=not to_terminal), report.to_details_table()]
@@ -383,6 +384,7 @@ def handle(args: argparse.Namespace) -> int:
             for table in tables:
                 console.print(table)
                 console.print()
+            report_finished(args, "compare", {"comparison": report}, dataset=dataset)
             return 0
         text = _plain(tables)
     elif args.format == "json":
@@ -394,4 +396,5 @@ def handle(args: argparse.Namespace) -> int:
     else:
         text = _csv(report)
     write_output(args.output, text, inputs=args.inputs)
+    report_finished(args, "compare", {"comparison": report}, dataset=dataset)
     return 0

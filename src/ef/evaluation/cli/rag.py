@@ -28,6 +28,7 @@ from ef.evaluation.cli._common import (
     command_outputs,
     emit,
 )
+from ef.evaluation.cli._extensions import report_finished
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -140,4 +141,5 @@ def handle(args: argparse.Namespace) -> int:
     if args.html:
         title = f"RAG evaluation of {Path(args.samples).name}"
         report.to_html(args.html, samples=[sample for _, sample in samples], title=title)
+    report_finished(args, "rag", {Path(args.samples).name: report}, dataset=args.samples)
     return 0

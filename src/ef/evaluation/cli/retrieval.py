@@ -49,6 +49,7 @@ from ef.evaluation.cli._common import (
     retrieval_table,
     seconds,
 )
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
 from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
@@ -282,6 +283,7 @@ def handle(args: argparse.Namespace) -> int:
         runs_html(
             args.html, reports, runs=run, qrels=qrels, title=title, corpus=corpus, queries=queries
         )
+    report_finished(args, "retrieval", {args.retriever: report}, dataset=args.dataset)
     return 0
 
 
