@@ -201,3 +201,21 @@ def test_the_gate_takes_its_baseline_from_a_location_and_hands_on_its_outcome(st
     assert read_report("memory:gate/run.txt") == read_report(baseline)
     # A location is read, never written as a baseline.
     assert main([*base, "--baseline", "memory:new", "--update-baseline"]) == 2
+
+
+def test_the_extension_sees_reports_as_printed_with_url_passwords_hidden(store):
+    import argparse
+
+    from ef.evaluation.cli._extensions import report_finished
+
+    url = "http://alice:S3CRET@127.0.0.1:9/search"
+    report = RetrievalEvalReport(
+        {"ndcg@1": 1.0}, {"q1": {"ndcg@1": 1.0}}, 1, (1,), manifest={"retriever": url}
+    )
+    plain = RetrievalEvalReport({"ndcg@1": 0.5}, {"q1": {"ndcg@1": 0.5}}, 1, (1,))
+    report_finished(argparse.Namespace(memory=None), "retrieval", {url: report, "p": plain})
+    [(_, reports, _)] = store.finished
+    hidden = "http://alice:***@127.0.0.1:9/search"
+    assert list(reports) == [hidden, "p"]
+    assert reports[hidden].manifest["retriever"] == hidden
+    assert reports[hidden].metrics == report.metrics and reports["p"] is plain

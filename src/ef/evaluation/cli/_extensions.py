@@ -19,7 +19,7 @@ from typing import Any
 
 from ef.evaluation import PluginWarning, redact_url, registry
 from ef.evaluation.cli._common import CliError
-from ef.evaluation.cli._output import redact
+from ef.evaluation.cli._output import redact, report_data
 
 __all__ = ["EXTENDED_COMMANDS", "add_extension_options", "report_finished"]
 
@@ -57,8 +57,9 @@ def add_extension_options(parsers: Mapping[str, argparse.ArgumentParser]) -> Non
 
 
 def _shown(report: Any) -> Any:
-    """``report`` with every URL password hidden, as the command printed it."""
-    data = report.to_dict()
+    """``report`` with every URL password hidden, as the command printed it (itself when it
+    holds none; its per-query values are walked, not copied)."""
+    data = report_data(report) if hasattr(report, "per_query") else report.to_dict()
     hidden = redact(data)
     return report if hidden is data else type(report).from_dict(hidden)
 
