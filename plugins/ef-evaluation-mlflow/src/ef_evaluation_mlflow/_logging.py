@@ -12,6 +12,7 @@ parent when given.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -72,8 +73,6 @@ def _stage(
     files: Mapping[str, str],
 ) -> str:
     """Write the run's files to a new local folder, and return it."""
-    import json
-
     folder = tempfile.mkdtemp(prefix="ef-mlflow-")
     texts = {REPORT_FILE: report.to_json()}
     texts.update(
