@@ -140,10 +140,13 @@ def test_a_comparison_has_a_child_run_per_system_with_its_tests(tracking, inputs
         values = [[reports[s].per_query[q][row.metric] for q in queries] for s in ("dense", "bm25")]
         pvalue = stats.ttest_rel(*values).pvalue
         assert dense.metrics[f"{name}/p_t-test"] == pytest.approx(pvalue, rel=1e-9)
-    assert dense.metrics["ndcg_at_10"] == report.means["dense"]["ndcg@10"]
+    assert dense.metrics["ndcg_at_10/mean"] == report.means["dense"]["ndcg@10"]
     bm25 = client.get_run(logged.children["bm25"]).data
     means = report.means["bm25"]
-    assert bm25.metrics == {"ndcg_at_10": means["ndcg@10"], "recall_at_10": means["recall@10"]}
+    assert bm25.metrics == {
+        "ndcg_at_10/mean": means["ndcg@10"],
+        "recall_at_10/mean": means["recall@10"],
+    }
 
     parent = client.get_run(logged.run_id).data
     assert json.loads(parent.params["systems"]) == ["bm25", "dense"]

@@ -91,6 +91,21 @@ def _named(values: Iterable[tuple[str, float]], prefix: str = "") -> dict[str, f
     return named
 
 
+def _check_tree(metrics: Mapping[str, float]) -> None:
+    """Refuse a name that is also another name's folder (``a`` beside ``a/b``): MLflow may keep
+    metrics as files, where one cannot be both.
+
+    :raises ValueError: naming both.
+    """
+    for name in metrics:
+        inside = next((other for other in metrics if other.startswith(name + "/")), None)
+        if inside is not None:
+            raise ValueError(
+                f"the metric names {name!r} and {inside!r} cannot both be logged to MLflow "
+                f"(a name cannot be another's folder); log one of them only"
+            )
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -186,6 +201,7 @@ def run_content(report: Report, *, dataset: str | None = None) -> RunContent:
     else:
         assert isinstance(report, ComparisonReport)
         content = _comparison(report)
+    _check_tree(content.metrics)
     return attrs.evolve(content, tags=_common_tags(report, kind, dataset))
 
 
@@ -200,7 +216,8 @@ def _row_metrics(report: ComparisonReport, system: str) -> dict[str, float]:
         prefix = row.metric if report.baseline is not None else f"{row.metric}/vs {other}"
         significant = report.significant(row.system, row.metric, against=row.baseline)
         named: dict[str, float | None] = {
-            "mean": row.mean,
+            # With a baseline, METRIC/mean is the system's mean (from the means).
+            "mean": row.mean if report.baseline is None else None,
             "baseline_mean": row.baseline_mean,
             "difference": row.difference,
             "effect_size": row.effect_size,
@@ -221,15 +238,17 @@ def _row_metrics(report: ComparisonReport, system: str) -> dict[str, float]:
 
 
 def comparison_systems(report: ComparisonReport) -> dict[str, RunContent]:
-    """One child run per system of a comparison: its means, and its comparisons' p-values,
-    adjusted p-values, intervals, effect sizes and wins/ties/losses.
+    """One child run per system of a comparison: its means (``METRIC/mean``), and its
+    comparisons' p-values, adjusted p-values, intervals, effect sizes and wins/ties/losses.
 
     :raises ValueError: when two metric keys share an MLflow name.
     """
     children = {}
     for system in report.systems:
-        metrics = _named(report.means.get(system, {}).items())
+        means: Mapping[str, float] = report.means.get(system, {})
+        metrics = _named((f"{metric}/mean", value) for metric, value in means.items())
         metrics.update(_row_metrics(report, system))
+        _check_tree(metrics)
         params = {"system": system, "baseline": _text(report.baseline)}
         tags = {"ef.kind": "comparison-system", "ef.system": system}
         children[system] = RunContent(params, metrics, tags)

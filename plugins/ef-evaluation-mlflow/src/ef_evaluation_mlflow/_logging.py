@@ -204,9 +204,10 @@ def log_report(
     content = attrs.evolve(content, tags={**content.tags, **(tags or {})})
     children = comparison_systems(report) if isinstance(report, ComparisonReport) else {}
     folder = _stage(report, content, html, files or {})
-    client, uri = mlflow_client(tracking_uri)
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or "MLflow's default tracking URI"
     try:
         with bounded_requests(seconds):
+            client, uri = mlflow_client(tracking_uri)
             logged = _log(client, uri, report, content, children, folder, run, experiment, run_name)
     except Exception as error:
         raise tracking_failure(uri, seconds, "log the report", error, kept=folder) from error
@@ -261,10 +262,11 @@ def fetch_report(
     :raises TrackingError: when the server cannot be reached, naming its URI.
     """
     seconds = request_timeout(timeout)
-    client, uri = mlflow_client(tracking_uri)
-    where = f"mlflow:{run_id} (tracking server {uri})"
+    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or "MLflow's default tracking URI"
     try:
         with bounded_requests(seconds), tempfile.TemporaryDirectory() as folder:
+            client, uri = mlflow_client(tracking_uri)
+            where = f"mlflow:{run_id} (tracking server {uri})"
             _found_run(client, run_id, where)
             listed = {item.path for item in client.list_artifacts(run_id, ARTIFACTS)}
             if f"{ARTIFACTS}/{REPORT_FILE}" not in listed:
