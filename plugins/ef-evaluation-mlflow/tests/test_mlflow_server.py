@@ -250,6 +250,7 @@ def test_every_evaluating_command_logs_its_reports_with_mlflow(cli_settings, inp
     argv = ["compare", qrels, bm25, dense, "--baseline", "bm25.txt", "--tests", "t-test"]
     assert _cli(*argv, "--format", "json", "-o", str(out), *flags) == 0
     [parent] = _runs(client, "cli", "compare").values()
+    assert parent.info.run_name == "comparison of bm25.txt, dense.txt"
     assert read_report(f"mlflow:{parent.info.run_id}") == ComparisonReport.from_json(
         out.read_text()
     )

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ef.evaluation import redact_url
+from ef.evaluation import ComparisonReport, redact_url
 from ef_evaluation_mlflow._logging import fetch_report, log_report
 from ef_evaluation_mlflow._tracker import DEFAULT_TIMEOUT, ENV_TIMEOUT
 
@@ -99,7 +99,8 @@ def finished(
             report,
             experiment=args.mlflow_experiment,
             tracking_uri=args.mlflow_uri,
-            run_name=name,
+            # A comparison is named after its systems ("comparison of bm25.txt, dense.txt").
+            run_name=None if isinstance(report, ComparisonReport) else name,
             dataset=details.get("dataset"),
             tags=tags,
             html=html,
