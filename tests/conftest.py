@@ -79,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # reordering), so starting with these keeps one long file from running alone at the end.
 _LONGEST_FIRST = (
     "test_ray.py",
+    "test_mlflow_server.py",
     "test_docs.py",
     "test_trec_run.py",
     "test_fusion_ranx.py",

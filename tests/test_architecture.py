@@ -349,6 +349,7 @@ ENTRY_POINTS = frozenset(
         "ef.evaluation._compare.compare",  # compare
         "ef.evaluation._metric_names.api",  # measure_catalogue, check_metrics
         "ef.evaluation._suite.datasets",  # SuiteDataset.parse, SuiteDataset.read
+        "ef.evaluation._gate.reading",  # read_report (a plugin's report locations)
     }
 )
 

@@ -263,7 +263,7 @@ def test_every_hook_has_a_test_and_docs():
     from ef.evaluation._plugins import hookspecs as _hookspecs
 
     hooks = [name for name in dir(_hookspecs) if name.startswith("ef_evaluation_")]
-    assert len(hooks) == 10
+    assert len(hooks) == 12
     root = pathlib.Path(__file__).parents[1]
     # The fusion hooks are tested beside fusion itself, the fusion kernel and the qrels pass
     # beside their C ones.
@@ -272,6 +272,7 @@ def test_every_hook_has_a_test_and_docs():
         for name in (
             "tests/test_plugins.py",
             "tests/test_fusion.py",
+            "tests/test_plugin_extensions.py",
             "plugins/ef-evaluation-speedups/tests/test_fusion_kernel.py",
             "plugins/ef-evaluation-speedups/tests/test_qrels_pass.py",
         )

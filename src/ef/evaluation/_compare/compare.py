@@ -285,6 +285,8 @@ def _one_depth(systems: Mapping[str, object], depth: int | None) -> int | None:
             "one depth to compare them"
         )
     return next(iter(found), None)
+
+
 def _group_fields(by_group: GroupedComparison | None) -> dict[str, Any]:
     if by_group is None:
         return {}

@@ -1,13 +1,17 @@
-"""Reading any saved report back by its kind: retrieval, RAG or comparison."""
+"""Reading any saved report back by its kind: retrieval, RAG or comparison, from a file or
+from a place a plugin knows (``scheme:rest``, hook ``ef_evaluation_register_report_locations``).
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._json import loads_strict
+from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 
 __all__ = ["read_report", "report_kind"]
@@ -33,21 +37,53 @@ def report_kind(data: Any) -> str | None:
     return next((kind for kind, keys in _KINDS.items() if all(k in data for k in keys)), None)
 
 
+_LOCATION = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+):(.*)", re.DOTALL)
+
+
+def _saved_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the report at ``path``: a file, or ``scheme:rest`` when an installed
+    plugin registered ``scheme`` (a string only; a path object is always a file)."""
+    found = _LOCATION.fullmatch(path) if isinstance(path, str) else None
+    location = HOST.registry.report_locations.get(found[1]) if found else None
+    if location is None or found is None:
+        return Path(path).read_bytes()
+    try:
+        saved = location.fetch(found[2])
+    except Exception as error:
+        if not HOST.is_builtin(location.plugin):
+            error.add_note(
+                f"raised by report location {location.name!r} of plugin {location.plugin!r} "
+                f"({HOST.describe(location.plugin)})"
+            )
+        raise
+    if not isinstance(saved, bytes):
+        raise TypeError(
+            f"{path}: report location {location.name!r} of plugin {location.plugin!r} returned "
+            f"a {type(saved).__name__}; it must return the report's JSON as bytes"
+        )
+    return saved
+
+
 def read_report(
     path: str | os.PathLike[str],
 ) -> RetrievalEvalReport | RagEvalReport | ComparisonReport:
     """Load a saved report (``report.to_json()`` written to a file) as the class of its kind:
     a :class:`RetrievalEvalReport`, a :class:`RagEvalReport` or a :class:`ComparisonReport`.
 
+    ``path`` may also be ``scheme:rest`` for a scheme an installed plugin registered (hook
+    ``ef_evaluation_register_report_locations``): ``"mlflow:RUN_ID"`` with the MLflow plugin
+    reads the report logged to that run. Any other string is a file's path.
+
     The reports' own ``from_json`` stays the way to read a kind known in advance.
 
     :raises ValueError: naming the file, for a file that is not strict JSON or not a report,
         or a report with a field of the wrong value.
     :raises TypeError: naming the file, for a report field of the wrong type.
-    :raises OSError: if the file cannot be read.
+    :raises OSError: if the file cannot be read; what a plugin's location raises when the
+        report cannot be fetched (with a note naming the plugin).
     """
     name = os.fspath(path)
-    text = Path(path).read_bytes()
+    text = _saved_bytes(path)
     try:
         data = loads_strict(text)
     except ValueError as error:

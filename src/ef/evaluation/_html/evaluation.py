@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ef.evaluation._html import charts
-from ef.evaluation._html.order import query_order
 from ef.evaluation._html.groups import group_facet
+from ef.evaluation._html.order import query_order
 from ef.evaluation._html.rankings import (
     curve_from_metrics,
     drilldowns,

@@ -65,6 +65,35 @@ def ef_evaluation_register_normalizations(register: Callable[..., None]) -> None
     """
 
 
+@hookspec
+def ef_evaluation_register_report_locations(register: Callable[..., None]) -> None:
+    """Register places saved reports are read from: ``register(scheme, fetch, *, description)``.
+
+    ``read_report("scheme:rest")`` (and ``ef-eval check --baseline scheme:rest``) then calls
+    ``fetch("rest")``, which returns the bytes of the report's JSON exactly as they were saved,
+    or raises an error saying what could not be read and where (a :class:`LookupError` for a
+    report that is not there, an :class:`OSError` for a place that cannot be reached). A
+    scheme is at least two characters (letters, digits, ``+ . -``, a letter first), so a
+    Windows drive letter stays a path.
+    """
+
+
+@hookspec
+def ef_evaluation_register_command_extensions(register: Callable[..., None]) -> None:
+    """Extend ``ef-eval``'s evaluating commands: ``register(name, add_options, finished, *,
+    description)``.
+
+    The commands are ``run``, ``retrieval``, ``rag``, ``compare`` and ``check``.
+    ``add_options(parser, command)`` adds the plugin's options to each one's
+    :class:`argparse.ArgumentParser`; ``finished(command, reports, args, **details)`` is called
+    once the command has written its own output, with its reports by name (a run file's name,
+    a retriever, a system; URL passwords hidden) and the parsed ``args``. ``details`` are
+    ``dataset`` (what was evaluated on, as given) and, for ``check``, ``check_report`` (the
+    :class:`~ef.evaluation.CheckReport`, ``None`` with ``--update-baseline``). An error it
+    raises fails the command, after its own output was written.
+    """
+
+
 @hookspec(firstresult=True)
 def ef_evaluation_adapt_retriever(retriever: Any) -> Callable[..., Any] | None:
     """Turn ``retriever`` into ``fn(query, limit) -> results`` (sync or async), or return None."""

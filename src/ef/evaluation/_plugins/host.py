@@ -36,15 +36,7 @@ from ef.evaluation._plugins.calls import (
     plugin_origin as _from,
 )
 from ef.evaluation._plugins.hookspecs import PROJECT, FusionKernel, TrecRunParser
-from ef.evaluation._plugins.registry import (
-    PluginInfo,
-    Registry,
-    make_fusion_method,
-    make_metric,
-    make_normalization,
-    make_rag_metric,
-    make_reader,
-)
+from ef.evaluation._plugins.registry import REGISTERED, PluginInfo, Registry
 from ef.evaluation._version import library_version
 
 if TYPE_CHECKING:  # a type name only: the host knows no more of scoring
@@ -321,14 +313,10 @@ class PluginHost:
 
     def _build_registry(self) -> Registry:
         tables = {
-            field: types.MappingProxyType(self._collect(f"ef_evaluation_register_{hook}", *made))
-            for field, hook, made in (
-                ("metrics", "metrics", (make_metric, "metric")),
-                ("rag_metrics", "rag_metrics", (make_rag_metric, "RAG metric")),
-                ("readers", "dataset_readers", (make_reader, "reader")),
-                ("fusion_methods", "fusion_methods", (make_fusion_method, "fusion method")),
-                ("normalizations", "normalizations", (make_normalization, "normalisation")),
+            field: types.MappingProxyType(
+                self._collect(f"ef_evaluation_register_{hook}", make, kind)
             )
+            for field, hook, make, kind in REGISTERED
         }
         return Registry(**tables)
 

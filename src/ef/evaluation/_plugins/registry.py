@@ -6,6 +6,7 @@ parameter's domain means is the scoring layer's business, named here for the ann
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,18 +20,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CORE_PLUGIN",
+    "REGISTERED",
+    "CommandExtension",
     "DatasetReader",
     "FusionMethod",
     "Normalization",
     "PluginInfo",
     "RagMetric",
     "Registry",
+    "ReportLocation",
     "RetrievalMetric",
+    "make_command_extension",
     "make_fusion_method",
     "make_metric",
     "make_normalization",
     "make_rag_metric",
     "make_reader",
+    "make_report_location",
 ]
 
 CORE_PLUGIN = "ef.evaluation._builtins"
@@ -137,6 +143,30 @@ class Normalization:
 
 
 @attrs.frozen
+class ReportLocation:
+    """A registered place reports are read from: ``read_report("name:rest")`` reads the JSON
+    bytes ``fetch("rest")`` returns."""
+
+    name: str
+    fetch: Callable[[str], bytes]
+    description: str = ""
+    plugin: str = ""
+
+
+@attrs.frozen
+class CommandExtension:
+    """A registered extension of ``ef-eval``'s evaluating commands: ``add_options(parser,
+    command)`` adds its options, ``finished(command, reports, args, **details)`` acts on the
+    finished reports."""
+
+    name: str
+    add_options: Callable[[Any, str], None]
+    finished: Callable[..., None]
+    description: str = ""
+    plugin: str = ""
+
+
+@attrs.frozen
 class PluginInfo:
     """An installed plugin: its name, distribution, version and the hooks it implements."""
 
@@ -156,6 +186,8 @@ class Registry:
     readers: Mapping[str, DatasetReader]
     fusion_methods: Mapping[str, FusionMethod] = attrs.field(factory=dict, kw_only=True)
     normalizations: Mapping[str, Normalization] = attrs.field(factory=dict, kw_only=True)
+    report_locations: Mapping[str, ReportLocation] = attrs.field(factory=dict, kw_only=True)
+    command_extensions: Mapping[str, CommandExtension] = attrs.field(factory=dict, kw_only=True)
 
 
 def _check_callable(name: str, value: object, what: str) -> None:
@@ -293,3 +325,45 @@ def make_normalization(
 ) -> Normalization:
     _check_callable(name, fn, "the normalisation function")
     return Normalization(name, fn, bool(order_based), description, plugin)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]+")
+
+
+def make_report_location(
+    name: str, fetch: Callable[[str], bytes], *, description: str = "", plugin: str
+) -> ReportLocation:
+    if not _SCHEME.fullmatch(name):
+        raise ValueError(
+            f"invalid report location scheme {name!r}: two characters or more, letters, "
+            "digits, + . -, a letter first"
+        )
+    _check_callable(name, fetch, "fetch")
+    return ReportLocation(name, fetch, description, plugin)
+
+
+def make_command_extension(
+    name: str,
+    add_options: Callable[[Any, str], None],
+    finished: Callable[..., None],
+    *,
+    description: str = "",
+    plugin: str,
+) -> CommandExtension:
+    _check_callable(name, add_options, "add_options")
+    _check_callable(name, finished, "finished")
+    return CommandExtension(name, add_options, finished, description, plugin)
+
+
+REGISTERED: tuple[tuple[str, str, Callable[..., Any], str], ...] = (
+    ("metrics", "metrics", make_metric, "metric"),
+    ("rag_metrics", "rag_metrics", make_rag_metric, "RAG metric"),
+    ("readers", "dataset_readers", make_reader, "reader"),
+    ("fusion_methods", "fusion_methods", make_fusion_method, "fusion method"),
+    ("normalizations", "normalizations", make_normalization, "normalisation"),
+    ("report_locations", "report_locations", make_report_location, "report location"),
+    ("command_extensions", "command_extensions", make_command_extension, "command extension"),
+)
+"""What the ``register_*`` hooks fill: each :class:`Registry` field, the hook's name after
+``ef_evaluation_register_``, the function that checks and builds an entry, and what an entry is
+called in messages."""

@@ -380,6 +380,7 @@ class RagEvalReport(FrameOutputs, JsonReport):
             seed=seed,
         )
         return attrs.evolve(self, intervals=intervals)
+
     groups: FrozenDict[str, GroupResult] = attrs.field(
         factory=FrozenDict, converter=group_results, kw_only=True, metadata=GROUPS_CHECK
     )

@@ -2,7 +2,8 @@
 
 Each subcommand is a module of this package exposing ``add_parser(subparsers)``, which adds its
 parser and sets its handler with ``parser.set_defaults(handler=...)``; :data:`COMMANDS` lists
-them in the order ``--help`` shows. A handler returns the exit code, and raises
+them in the order ``--help`` shows; installed plugins may add options to the commands that
+evaluate (:mod:`~ef.evaluation.cli._extensions`). A handler returns the exit code, and raises
 :class:`~ef.evaluation.cli._common.CliError` (or lets a library error through) to fail:
 :func:`main` turns every failure into one ``ef-eval: error: ...`` line on standard error, exit
 code 2 for a bad command line and 1 for anything else, with the traceback only under
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 import ef.evaluation
 from ef.evaluation import redact_url
 from ef.evaluation.cli._common import EXIT_RUNTIME, ArgumentParser, CliError
+from ef.evaluation.cli._extensions import add_extension_options
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -102,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for module in _commands():
         module.add_parser(subparsers)
+    add_extension_options(subparsers.choices)
     return parser
 
 
@@ -223,12 +226,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     try:
-        args = _parse(argv)
-        if isinstance(args, int):
-            return args
-        with warnings.catch_warnings(), _standard_output():
+        with warnings.catch_warnings():  # plugins load as the parser is built
             warnings.showwarning = _show_warning
-            return _run(args)
+            args = _parse(argv)
+            if isinstance(args, int):
+                return args
+            with _standard_output():
+                return _run(args)
     except KeyboardInterrupt:
         _to_stderr(f"{PROG}: interrupted")
         return _EXIT_INTERRUPTED

@@ -10,7 +10,8 @@ run's report as the new baseline instead.
 
 Exit codes: 0 when every rule holds (or the baseline was written), 1 when a rule fails (a
 regression), 2 for a usage or input error (a bad command line, a file that cannot be read, a
-baseline made on other qrels, queries or options).
+baseline made on other qrels, queries or options) and for a plugin's extension that fails after
+the outputs were written (an experiment tracker that cannot be reached).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ef.evaluation import (
     read_gate_config,
     read_report,
     redact_url,
+    registry,
     resolve_builtin,
     write_text_atomically,
 )
@@ -55,6 +57,7 @@ from ef.evaluation.cli._retrievers import (
     is_retriever_spec,
     resolve_retriever,
 )
+from ef.evaluation.cli._extensions import report_finished
 
 if TYPE_CHECKING:
     from ef.evaluation import Queries
@@ -112,7 +115,11 @@ def add_parser(subparsers: Subparsers) -> None:
         help="the dataset reader of --dataset (default: beir), or of QRELS without --dataset",
     )
     parser.add_argument(
-        "--baseline", metavar="FILE", required=True, help="the baseline report (JSON)"
+        "--baseline",
+        metavar="FILE",
+        required=True,
+        help="the baseline report (JSON), or SCHEME:NAME where a plugin reads reports from "
+        "(mlflow:RUN_ID with the MLflow plugin)",
     )
     parser.add_argument(
         "--update-baseline",
@@ -243,16 +250,31 @@ def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
         _write(args.junit, report.to_junit())
 
 
-def _gate(args: argparse.Namespace) -> CheckReport | None:
+def _refuse_location(baseline: str) -> None:
+    """Refuse to write a baseline to a plugin's report location: only a file is written."""
+    scheme, colon, _ = baseline.partition(":")
+    location = registry().report_locations.get(scheme) if colon else None
+    if location is not None:
+        raise CliError(
+            f"--update-baseline writes a file, and {baseline} is a report location of plugin "
+            f"{location.plugin!r}: give a file, or log the report with the plugin's own option",
+            exit_code=EXIT_USAGE,
+        )
+
+
+def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | None]:
+    """The run's report, and the gate's outcome (None when the baseline was written)."""
     config = _config(args)
     if not config.rules:
         raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
     metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
+    if args.update_baseline:
+        _refuse_location(args.baseline)
     current, queries = _scored(args, metrics)
     if args.update_baseline:
         _write(args.baseline, current.to_json(indent=1) + "\n")
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
-        return None
+        return current, None
     baseline = read_report(args.baseline)
     if not isinstance(baseline, RetrievalEvalReport):
         raise ValueError(f"{args.baseline}: a {type(baseline).__name__}, not a retrieval report")
@@ -270,7 +292,7 @@ def _gate(args: argparse.Namespace) -> CheckReport | None:
     if args.html:
         title = f"quality gate: {redact_url(args.run)} against {args.baseline}"
         write_gate_page(args.html, current, baseline, config, title=title, queries=queries)
-    return report
+    return current, report
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -287,7 +309,7 @@ def handle(args: argparse.Namespace) -> int:
             inputs.append(args.run)
         check_outputs(written, inputs)
     try:
-        report = _gate(args)
+        current, report = _gate(args)
     except CliError as error:
         raise CliError(str(error), exit_code=EXIT_USAGE) from error
     except (ValueError, TypeError, OSError, EvaluationError) as error:
@@ -295,7 +317,12 @@ def handle(args: argparse.Namespace) -> int:
         if isinstance(error, OSError) and error.filename is not None and error.strerror:
             message = f"{os.fsdecode(error.filename)}: {error.strerror}"
         raise CliError(message, exit_code=EXIT_USAGE) from error
-    if report is None:
-        return EXIT_PASS
-    _outputs(args, report)
-    return EXIT_PASS if report.passed else EXIT_REGRESSION
+    if report is not None:
+        _outputs(args, report)
+    try:
+        report_finished(
+            args, "check", {Path(args.run).name: current}, dataset=args.qrels, check_report=report
+        )
+    except CliError as error:  # exit 1 is a regression: a tracker's failure is not one
+        raise CliError(str(error), exit_code=EXIT_USAGE) from error
+    return EXIT_PASS if report is None or report.passed else EXIT_REGRESSION

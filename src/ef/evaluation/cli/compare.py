@@ -47,6 +47,7 @@ from ef.evaluation.cli._common import (
     write_output,
 )
 from ef.evaluation.cli._compare_tables import comparison_csv, comparison_tsv, print_comparison
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._html import comparison_html, dataset_texts
 from ef.evaluation.cli.run import run_names
@@ -61,12 +62,12 @@ FORMATS = ("table", "json", "markdown", "latex", "csv", "tsv")
 DESCRIPTION = """\
 Compare systems with a baseline (--baseline), or every pair of systems (without it), on
 per-query values, paired by query id, with significance tests (tukey: Tukey's HSD), a
-multiple-testing correction, effect sizes and wins/ties/losses. Either
-score TREC run files against qrels (QRELS RUN [RUN ...]; a judged query missing from a run
-scores 0, with a warning, and a run holding no judged query is refused: see --missing-queries),
-or compare saved reports (REPORT.json [REPORT.json ...], from 'ef-eval run --format
-json' or a report's to_json()). Systems are named after their files (reports: without
-'.json'); --baseline takes a name or a path as given.
+multiple-testing correction, effect sizes and wins/ties/losses. Either score TREC run files
+against qrels (QRELS RUN [RUN ...]; a judged query missing from a run scores 0, with a warning,
+and a run holding no judged query is refused: see --missing-queries), or compare saved reports
+(REPORT.json [REPORT.json ...], from 'ef-eval run --format json' or a report's to_json()).
+Systems are named after their files (reports: without '.json'); --baseline takes a name or a
+path as given.
 """
 
 
@@ -177,8 +178,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def _report_name(path: str) -> str:
-    name = Path(path).name
-    return name.removesuffix(".json") or name
+    return Path(path).name.removesuffix(".json") or Path(path).name
 
 
 def read_reports(paths: Sequence[str]) -> tuple[dict[str, RetrievalEvalReport], dict[str, str]]:
@@ -334,9 +334,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.html:
         texts, _ = dataset_texts(args.dataset)
         comparison_html(args.html, report, systems, qrels=qrels, **texts)
+    dataset = None if qrels is None else args.inputs[0]
     if args.format == "table":
         if args.output in (None, "-") and sys.stdout.isatty():
             print_comparison(report, sys.stdout, terminal=True)
+            report_finished(args, "compare", {"comparison": report}, dataset=dataset)
             return 0
         buffer = io.StringIO()
         print_comparison(report, buffer, terminal=False)
@@ -352,4 +354,5 @@ def handle(args: argparse.Namespace) -> int:
     else:
         text = comparison_csv(report)
     write_output(args.output, text, inputs=args.inputs)
+    report_finished(args, "compare", {"comparison": report}, dataset=dataset)
     return 0

@@ -28,6 +28,7 @@ from ef.evaluation.cli._common import (
     command_outputs,
     emit,
 )
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._groups import add_groups_option, grouped_rag_rows, read_groups
 
 if TYPE_CHECKING:
@@ -162,4 +163,5 @@ def handle(args: argparse.Namespace) -> int:
     if args.html:
         title = f"RAG evaluation of {Path(args.samples).name}"
         report.to_html(args.html, samples=[sample for _, sample in samples], title=title)
+    report_finished(args, "rag", {Path(args.samples).name: report}, dataset=args.samples)
     return 0

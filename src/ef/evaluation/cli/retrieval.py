@@ -48,6 +48,7 @@ from ef.evaluation.cli._common import (
     retrieval_options,
     seconds,
 )
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._groups import add_groups_option, read_groups, report_table
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
@@ -255,6 +256,7 @@ def handle(args: argparse.Namespace) -> int:
         runs_html(
             args.html, reports, runs=run, qrels=qrels, title=title, corpus=corpus, queries=queries
         )
+    report_finished(args, "retrieval", {args.retriever: report}, dataset=args.dataset)
     return 0
 
 

@@ -48,6 +48,7 @@ from ef.evaluation.cli._common import (
     read_qrels,
     retrieval_options,
 )
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._groups import add_groups_option, read_groups, report_table
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
@@ -168,4 +169,5 @@ def handle(args: argparse.Namespace) -> int:
         # One run: its evaluation page, named after the run and the judgements.
         page = f"{next(iter(reports))} on {Path(args.qrels).name}" if len(reports) == 1 else None
         runs_html(args.html, reports, runs=read, qrels=qrels, title=page)
+    report_finished(args, "run", reports, dataset=args.qrels)
     return 0

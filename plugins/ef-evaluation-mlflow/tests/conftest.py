@@ -1,0 +1,153 @@
+"""A real MLflow tracking server on 127.0.0.1 for the whole session, and small inputs to log.
+
+The server is MLflow's own (``mlflow server``, from the full ``mlflow`` distribution of the
+plugin's test extra) with a SQLite backend store and its artifacts served through it (the
+client uploads and downloads them over HTTP, as against a remote server). It starts in a
+session of its own, since it starts workers, and is ended by its process-group id. Telemetry is
+off in the tests and in the server: the tests may talk to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+os.environ["DO_NOT_TRACK"] = "true"
+os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"
+
+READY_WITHIN = 240.0  # seconds: the first start creates the SQLite schema (migrations)
+QRELS = (
+    "q1 0 d1 1\nq1 0 d2 2\nq1 0 d5 1\nq2 0 d3 1\nq2 0 d4 1\nq3 0 d1 2\nq3 0 d6 1\n"
+    "q4 0 d2 1\nq4 0 d7 1\nq5 0 d8 1\n"
+)
+RUNS = {
+    "bm25.txt": (
+        "q1 Q0 d2 1 9.0 bm25\nq1 Q0 d9 2 8.0 bm25\nq1 Q0 d1 3 7.0 bm25\n"
+        "q2 Q0 d3 1 5.0 bm25\nq2 Q0 d1 2 4.0 bm25\nq3 Q0 d6 1 3.0 bm25\n"
+        "q4 Q0 d9 1 2.0 bm25\nq4 Q0 d7 2 1.0 bm25\nq5 Q0 d1 1 1.0 bm25\n"
+    ),
+    "dense.txt": (
+        "q1 Q0 d1 1 0.9 dense\nq1 Q0 d2 2 0.8 dense\nq1 Q0 d5 3 0.7 dense\n"
+        "q2 Q0 d4 1 0.6 dense\nq2 Q0 d3 2 0.5 dense\nq3 Q0 d1 1 0.4 dense\n"
+        "q4 Q0 d2 1 0.3 dense\nq5 Q0 d8 1 0.2 dense\nq5 Q0 d2 2 0.1 dense\n"
+    ),
+}
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _ready(uri: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_WITHIN
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"mlflow server exited with {process.returncode}:\n{log.read_text()}"
+            )
+        try:
+            with urllib.request.urlopen(f"{uri}/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"mlflow server not ready in {READY_WITHIN:g} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The tracking URI of a running ``mlflow server`` on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("mlflow-server")
+    port = free_port()
+    log = folder / "server.log"
+    command = [
+        str(Path(sys.executable).with_name("mlflow")),
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--backend-store-uri",
+        f"sqlite:///{folder / 'mlflow.db'}",
+        "--artifacts-destination",
+        str(folder / "artifacts"),
+        "--workers",
+        "1",
+    ]
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=folder,
+            start_new_session=True,
+        )
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        _ready(uri, process, log)
+        yield uri
+    finally:
+        for sent in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sent)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=15)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # the workers, should one outlive the server
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture
+def closed_server() -> str:
+    """The URI of a port on 127.0.0.1 nothing listens on."""
+    return f"http://127.0.0.1:{free_port()}"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """The URI of a loopback listener whose connections are accepted (by the kernel's backlog)
+    and never read or answered."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+@pytest.fixture
+def tracking(mlflow_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The server's URI as ``MLFLOW_TRACKING_URI``, for this test only."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    monkeypatch.delenv("EF_EVALUATION_MLFLOW_TIMEOUT", raising=False)
+    return mlflow_server
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> dict[str, Path]:
+    """A qrels file and two TREC runs of it, by file name."""
+    files = {"qrels.txt": QRELS, **RUNS}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return {name: tmp_path / name for name in files}
