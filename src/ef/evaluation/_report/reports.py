@@ -34,10 +34,8 @@ from ef.evaluation._report.groups import (
     GROUPS_CHECK,
     GroupResult,
     group_lists,
-    group_means_columns,
     group_results,
     group_tuples,
-    grouped_rows,
 )
 from ef.evaluation._report.html_hook import write_html
 from ef.evaluation._report.intervals import (
@@ -47,6 +45,7 @@ from ef.evaluation._report.intervals import (
     MeanIntervals,
     mean_intervals,
 )
+from ef.evaluation._report.report_frames import rag_columns, retrieval_columns
 from ef.evaluation._types import Corpus, Qrels, Queries, Run
 
 __all__ = ["QueryFailure", "RagEvalReport", "RetrievalEvalReport"]
@@ -59,20 +58,6 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     high = min(low + 1, len(sorted_values) - 1)
     weight = position - low
     return sorted_values[low] * (1.0 - weight) + sorted_values[high] * weight
-
-
-def _interval_columns(
-    intervals: MeanIntervals | None, metrics: Mapping[str, float]
-) -> list[Column]:
-    """``ci_low, ci_high`` per metric when the report has intervals (missing where a metric has
-    none), else no column."""
-    if intervals is None:
-        return []
-    bounds = [intervals.bounds.get(key) for key in metrics]
-    return [
-        ("ci_low", "float", [None if pair is None else pair[0] for pair in bounds]),
-        ("ci_high", "float", [None if pair is None else pair[1] for pair in bounds]),
-    ]
 
 
 def _frozen_samples(
@@ -222,28 +207,7 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
         for a query in no group); with ``means``, the report's means (``group`` missing) then
         each group's, with an ``n_queries`` column.
         """
-        if means:
-            if self.groups:
-                return group_means_columns(self.metrics, self.groups)
-            return [
-                ("metric", "string", list(self.metrics)),
-                ("value", "float", list(self.metrics.values())),
-                *_interval_columns(self.intervals, self.metrics),
-            ]
-        rows = [(q, key, v) for q, values in self.per_query.items() for key, v in values.items()]
-        if self.groups:
-            grouped = grouped_rows(rows, self.query_groups)
-            return [
-                ("query_id", "string", [row[0] for row in grouped]),
-                ("metric", "string", [row[1] for row in grouped]),
-                ("value", "float", [row[2] for row in grouped]),
-                ("group", "string", [row[3] for row in grouped]),
-            ]
-        return [
-            ("query_id", "string", [row[0] for row in rows]),
-            ("metric", "string", [row[1] for row in rows]),
-            ("value", "float", [row[2] for row in rows]),
-        ]
+        return retrieval_columns(self, means)
 
     def with_intervals(
         self,
@@ -396,34 +360,7 @@ class RagEvalReport(FrameOutputs, JsonReport):
         missing where the metric did not apply; ``sample_id`` is the sample's position when the
         samples have no ids); with ``means``, ``metric, value, coverage``.
         """
-        if means:
-            if self.groups:
-                return group_means_columns(self.metrics, self.groups)
-            return [
-                ("metric", "string", list(self.metrics)),
-                ("value", "float", list(self.metrics.values())),
-                ("coverage", "int", [self.coverage.get(key, 0) for key in self.metrics]),
-                *_interval_columns(self.intervals, self.metrics),
-            ]
-        ids = self.sample_ids or [str(index) for index in range(len(self.per_sample))]
-        rows = [
-            (sample_id, key, value)
-            for sample_id, values in zip(ids, self.per_sample, strict=True)
-            for key, value in values.items()
-        ]
-        if self.groups:
-            grouped = grouped_rows(rows, dict(zip(ids, self.sample_groups, strict=True)))
-            return [
-                ("sample_id", "string", [row[0] for row in grouped]),
-                ("metric", "string", [row[1] for row in grouped]),
-                ("value", "float", [row[2] for row in grouped]),
-                ("group", "string", [row[3] for row in grouped]),
-            ]
-        return [
-            ("sample_id", "string", [row[0] for row in rows]),
-            ("metric", "string", [row[1] for row in rows]),
-            ("value", "float", [row[2] for row in rows]),
-        ]
+        return rag_columns(self, means)
 
     def __attrs_post_init__(self) -> None:
         if self.sample_ids and len(self.sample_ids) != len(self.per_sample):

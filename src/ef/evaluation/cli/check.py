@@ -48,6 +48,7 @@ from ef.evaluation.cli._arguments import (
     retrieval_options,
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
+from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._gate_page import write_gate_page
 from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._retrievers import (
@@ -57,7 +58,6 @@ from ef.evaluation.cli._retrievers import (
     is_retriever_spec,
     resolve_retriever,
 )
-from ef.evaluation.cli._extensions import report_finished
 
 if TYPE_CHECKING:
     from ef.evaluation import Queries
