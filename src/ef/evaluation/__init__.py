@@ -131,6 +131,7 @@ from ef.evaluation._suite.datasets import SuiteDataset
 from ef.evaluation._suite.report import SuiteReport
 from ef.evaluation._suite.results import merge_suite_results, write_suite_results
 from ef.evaluation._suite.run import evaluate_suite
+from ef.evaluation._suite.specs import RETRIEVER_FORMS, is_retriever_spec, retriever_from_spec
 from ef.evaluation._suite.summary import suite_report
 from ef.evaluation._types import Corpus, Qrels, Queries, RagSample, Run
 
@@ -151,6 +152,7 @@ __all__ = [
     "CORRECTIONS",
     "DEFAULT_K_VALUES",
     "RETRIEVAL_METRICS",
+    "RETRIEVER_FORMS",
     "SIGNIFICANCE_TESTS",
     "CheckReport",
     "ComparisonReport",
@@ -222,6 +224,7 @@ __all__ = [
     "exact_match",
     "fuse",
     "hookimpl",
+    "is_retriever_spec",
     "is_stream",
     "journal_to_trec_run",
     "judgement_agreement",
@@ -251,6 +254,7 @@ __all__ = [
     "redact_url",
     "registry",
     "resolve_builtin",
+    "retriever_from_spec",
     "subtopic_judgements",
     "suite_report",
     "token_f1",

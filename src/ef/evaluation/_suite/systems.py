@@ -15,42 +15,27 @@ A system is given as
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import os
-import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ef.evaluation._redact import redact_url
 from ef.evaluation._suite.datasets import file_name
+from ef.evaluation._suite.specs import RETRIEVER_FORMS, is_retriever_spec, retriever_from_spec
 from ef.evaluation._types import Corpus
 
 __all__ = ["SYSTEM_FORMS", "as_systems", "system_retriever"]
 
-SYSTEM_FORMS = (
-    "bm25",
-    "st:MODEL",
-    "module:attr",
-    "an http:// or https:// URL",
-)
+SYSTEM_FORMS = RETRIEVER_FORMS
 """The spec strings a system may be, as errors list them."""
-
-_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-
-
-def _indexed(spec: str) -> bool:
-    return spec == "bm25" or spec.startswith("st:")
 
 
 def _check_spec(spec: str) -> None:
-    if _indexed(spec) or spec.startswith(("http://", "https://")) or _MODULE_ATTR.match(spec):
-        return
-    raise ValueError(
-        f"unknown system {redact_url(spec)!r}; expected one of: {'; '.join(SYSTEM_FORMS)}"
-    )
+    if not is_retriever_spec(spec):
+        raise ValueError(
+            f"unknown system {redact_url(spec)!r}; expected one of: {'; '.join(SYSTEM_FORMS)}"
+        )
 
 
 def as_systems(systems: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
@@ -86,19 +71,6 @@ def as_systems(systems: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
             raise ValueError(f"the systems {seen[key]!r} and {name!r} share the file name {key!r}")
         seen[key] = name
     return named
-
-
-def _import_object(spec: str) -> Any:
-    module_name, _, attr_path = spec.partition(":")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    obj: Any = importlib.import_module(module_name)
-    for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"{module_name!r} has no attribute {attr_path!r}") from None
-    return obj
 
 
 def _is_factory(system: Any) -> bool:
@@ -137,17 +109,8 @@ def system_retriever(
     :param progress: show the indexing's stages on standard error.
     """
     if isinstance(system, str):
-        if _indexed(system):
-            from ef.source_manager import ingest
-
-            return ingest(corpus, embedder=system, index_dir=index_dir, progress=progress)
-        if system.startswith(("http://", "https://")):
-            from ef.evaluation._http.retriever import HttpRetriever
-
-            return HttpRetriever(system)
         _check_spec(system)
-        system = _import_object(system)
-        return system(corpus) if isinstance(system, type) else system
+        return retriever_from_spec(system, corpus, index_dir=index_dir, progress=progress)
     if _is_factory(system):
         return _call_factory(system, corpus, index_dir)
     return system

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
-import re
-import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ef.evaluation import Corpus, redact_url
+from ef.evaluation import (
+    RETRIEVER_FORMS,
+    Corpus,
+    is_retriever_spec,
+    redact_url,
+    retriever_from_spec,
+)
 from ef.evaluation.cli._common import EXIT_USAGE, CliError
 
 __all__ = [
@@ -20,29 +22,6 @@ __all__ = [
     "is_retriever_spec",
     "resolve_retriever",
 ]
-
-RETRIEVER_FORMS = (
-    "bm25",
-    "st:MODEL (e.g. st:all-MiniLM-L6-v2)",
-    "module:attr (e.g. mypackage.search:retriever)",
-    "an http:// or https:// URL",
-)
-"""The ``--retriever`` forms, as the help and the error for a bad one list them."""
-
-_MODULE_ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-
-
-def is_retriever_spec(text: str) -> bool:
-    """Whether ``text`` has the form of a ``--retriever`` value (:data:`RETRIEVER_FORMS`).
-
-    >>> [is_retriever_spec(t) for t in ("bm25", "st:all-MiniLM-L6-v2", "runs/bm25.txt")]
-    [True, True, False]
-    """
-    return (
-        text == "bm25"
-        or text.startswith(("st:", "http://", "https://"))
-        or bool(_MODULE_ATTR.match(text))
-    )
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -87,25 +66,6 @@ def http_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _import_object(spec: str) -> Any:
-    module_name, _, attr_path = spec.partition(":")
-    # A console script's sys.path starts at its own folder: make the user's folder importable.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as error:
-        raise CliError(f"--retriever {spec}: cannot import {module_name!r}: {error}") from error
-    for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise CliError(
-                f"--retriever {spec}: {module_name!r} has no attribute {attr_path!r}"
-            ) from None
-    return obj
-
-
 def resolve_retriever(
     spec: str,
     corpus: Corpus,
@@ -140,31 +100,28 @@ def resolve_retriever(
     >>> resolve_retriever("ef.evaluation:evaluate_run", {}).__name__
     'evaluate_run'
     """
+    if not is_retriever_spec(spec):
+        forms = "; ".join(RETRIEVER_FORMS)
+        message = f"unknown retriever {redact_url(spec)!r}; expected one of: {forms}"
+        raise CliError(message, exit_code=EXIT_USAGE)
     if spec == "bm25" or spec.startswith("st:"):
-        from ef.source_manager import ingest
-
-        return ingest(
+        return retriever_from_spec(
+            spec,
             corpus,
-            embedder=spec,
             segment_size=segment_size,
             overlap=overlap,
             index_dir=index_dir,
             progress=progress,
         )
     if spec.startswith(("http://", "https://")):
-        from ef.evaluation import HttpRetriever  # via the package: public names, public modules
-
         try:
-            return HttpRetriever(spec, **dict(http_options or {}))
+            return retriever_from_spec(spec, corpus, http_options=http_options)
         except (ValueError, TypeError) as error:
             # A bad header, a bad port, URL credentials beside an Authorization header: the
             # command line is wrong, and nothing has been sent. The message holds no secret.
             message = f"--retriever {redact_url(spec)}: {error}"
             raise CliError(message, exit_code=EXIT_USAGE) from None
-    if _MODULE_ATTR.match(spec):
-        obj = _import_object(spec)
-        return obj(corpus) if isinstance(obj, type) else obj
-    raise CliError(
-        f"unknown retriever {redact_url(spec)!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}",
-        exit_code=EXIT_USAGE,
-    )
+    try:
+        return retriever_from_spec(spec, corpus)
+    except ImportError as error:  # the module, or the attribute in it, is not there
+        raise CliError(f"--retriever {spec}: {error}") from error

@@ -15,10 +15,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from ef.evaluation import (
+    RETRIEVER_FORMS,
     SIGNIFICANCE_TESTS,
     SuiteDataset,
     SuiteReport,
     evaluate_suite,
+    is_retriever_spec,
     merge_suite_results,
     redact_url,
     registry,
@@ -33,7 +35,6 @@ from ef.evaluation.cli._common import (
     positive_int,
     write_output,
 )
-from ef.evaluation.cli._retrievers import _MODULE_ATTR, RETRIEVER_FORMS
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -112,11 +113,7 @@ def _check_usage(args: argparse.Namespace) -> None:
     if not args.systems:
         raise CliError("give at least one --system", exit_code=EXIT_USAGE)
     for _, spec in args.systems:
-        if not (
-            spec == "bm25"
-            or spec.startswith(("st:", "http://", "https://"))
-            or _MODULE_ATTR.match(spec)
-        ):
+        if not is_retriever_spec(spec):
             forms = "; ".join(RETRIEVER_FORMS)
             message = f"unknown system {redact_url(spec)!r}; expected one of: {forms}"
             raise CliError(message, exit_code=EXIT_USAGE)
