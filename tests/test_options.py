@@ -40,10 +40,12 @@ def keywords(function) -> dict[str, object]:
 @pytest.mark.parametrize("function", [evaluate_retrieval, evaluate_retrieval_async])
 def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
     # Besides them, only what is done with the report once the evaluation is done: where to save
-    # the rankings, and the intervals of the means (recorded in report.intervals).
+    # the rankings, the intervals of the means (recorded in report.intervals) and the query
+    # groups whose means it keeps (report.groups).
     assert keywords(function) == {
         **EvaluationOptions.keywords(),
         "save_run": None,
+        "groups": None,
         **INTERVAL_KEYWORDS,
     }
 
@@ -51,10 +53,11 @@ def test_the_retrieval_entry_points_take_exactly_the_keyword_options(function):
 def test_evaluate_run_takes_exactly_the_scoring_options():
     # Besides them, only how to read a run given as a file path, and what a judged query the
     # run lacks does (a retriever is asked every judged query: no such option there); and the
-    # intervals of the means, computed from the report.
+    # intervals of the means and the query groups' means, computed from the report.
     assert keywords(evaluate_run) == {
         **RunOptions.keywords(),
         "run_format": None,
+        "groups": None,
         **INTERVAL_KEYWORDS,
     }
     assert RunOptions.keywords() == {
