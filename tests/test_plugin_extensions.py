@@ -32,7 +32,7 @@ from ef.evaluation.testing import registered_plugin
 QRELS = "q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d1 1\n"
 RUN = "q1 Q0 d2 1 3.0 a\nq1 Q0 d1 2 2.0 a\nq2 Q0 d9 1 1.0 a\nq3 Q0 d1 1 1.0 a\n"
 WORSE = "q1 Q0 d9 1 3.0 b\nq2 Q0 d9 1 1.0 b\nq3 Q0 d8 1 1.0 b\n"
-COMMANDS = ("run", "retrieval", "rag", "compare", "check")
+COMMANDS = ("run", "retrieval", "rag", "compare", "check", "suite")
 
 
 class Store:

@@ -10,10 +10,12 @@ from ef.evaluation import (
     ComparisonReport,
     RagEvalReport,
     RetrievalEvalReport,
+    SuiteReport,
     compare,
     evaluate_rag,
     evaluate_run,
     read_report,
+    suite_report,
 )
 
 QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 2}}
@@ -69,3 +71,21 @@ def test_a_report_with_a_wrong_field_is_named(tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(TypeError, match=r"broken\.json: a retrieval report with .*n_queries"):
         read_report(path)
+
+
+def test_a_suite_comes_back_as_a_suite_report_and_equal(tmp_path):
+    # With a baseline, a suite also holds a comparison's fields: it must still read as a suite.
+    other = {"q1": {"d1": 2}, "q2": {"d2": 1}, "q3": {"d9": 1}}
+    cells = {
+        dataset: {name: evaluate_run(run, qrels, k_values=(1, 3)) for name, run in RUNS.items()}
+        for dataset, qrels in (("first", QRELS), ("second", other))
+    }
+    suite = suite_report(
+        cells, metric="ndcg@3", baseline="a", compare_options={"tests": ("t-test",)}
+    )
+    assert suite.comparisons  # the fields a comparison report has are there
+    path = _saved(tmp_path, "suite.json", suite)
+    loaded = read_report(path)
+    assert type(loaded) is SuiteReport
+    assert loaded == SuiteReport.from_json(path.read_text(encoding="utf-8")) == suite
+    assert loaded.to_json() == suite.to_json()

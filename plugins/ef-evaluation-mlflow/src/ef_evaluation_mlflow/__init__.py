@@ -1,9 +1,10 @@
 """ef-evaluation plugin: evaluations into MLflow, and baselines back out of it.
 
-:func:`log_report` logs a retrieval, RAG or comparison report to an MLflow run (parameters,
-mean metrics, tags, the report's JSON and HTML page and its per-query values as artifacts; a
-child run per system of a comparison). With the plugin installed, ``ef-eval run``,
-``retrieval``, ``rag``, ``compare`` and ``check`` take ``--mlflow``, and
+:func:`log_report` logs a retrieval, RAG, comparison or suite report to an MLflow run
+(parameters, mean metrics, tags, the report's JSON and HTML page and its per-query values as
+artifacts; a child run per system of a comparison, per cell of a suite). With the plugin
+installed, ``ef-eval run``, ``retrieval``, ``rag``, ``compare``, ``check`` and ``suite`` take
+``--mlflow``, and
 ``read_report("mlflow:RUN_ID")`` (``ef-eval check --baseline mlflow:RUN_ID``) reads a logged
 report back, byte for byte.
 

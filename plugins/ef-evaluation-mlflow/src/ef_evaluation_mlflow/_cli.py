@@ -1,4 +1,5 @@
-"""``--mlflow`` on ``ef-eval``'s evaluating commands, and ``mlflow:RUN_ID`` as a report location.
+"""``--mlflow`` on ``ef-eval``'s evaluating commands (``run``, ``retrieval``, ``rag``,
+``compare``, ``check`` and ``suite``), and ``mlflow:RUN_ID`` as a report location.
 
 ``--mlflow-uri`` and ``--mlflow-timeout`` take effect for the whole command as soon as it is
 parsed (they set ``MLFLOW_TRACKING_URI`` and ``EF_EVALUATION_MLFLOW_TIMEOUT``), so
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ef.evaluation import ComparisonReport, redact_url
+from ef.evaluation import ComparisonReport, SuiteReport, redact_url
 from ef_evaluation_mlflow._logging import fetch_report, log_report
 from ef_evaluation_mlflow._tracker import DEFAULT_TIMEOUT, ENV_TIMEOUT
 
@@ -93,14 +94,16 @@ def finished(
     if check_report is not None:
         tags["ef.gate"] = "passed" if check_report.passed else "failed"
         files["check.md"] = check_report.to_markdown()
-    html = getattr(args, "html", None) if len(reports) == 1 else None
+    # A suite's page links to its cells' pages beside it: the run gets a page of its own.
+    html = getattr(args, "html", None) if len(reports) == 1 and command != "suite" else None
     for name, report in reports.items():
         logged = log_report(
             report,
             experiment=args.mlflow_experiment,
             tracking_uri=args.mlflow_uri,
-            # A comparison is named after its systems ("comparison of bm25.txt, dense.txt").
-            run_name=None if isinstance(report, ComparisonReport) else name,
+            # A comparison or a suite is named after its systems ("comparison of bm25.txt,
+            # dense.txt", "suite of bm25, dense on scifact, nfcorpus").
+            run_name=None if isinstance(report, ComparisonReport | SuiteReport) else name,
             dataset=details.get("dataset"),
             tags=tags,
             html=html,
@@ -108,6 +111,8 @@ def finished(
         )
         where = redact_url(logged.url or f"run {logged.run_id} at {logged.tracking_uri}")
         print(f"ef-eval: {name} logged to MLflow: {where}", file=sys.stderr)
+        if logged.children and isinstance(report, SuiteReport):
+            print(f"ef-eval: with {len(logged.children)} child runs, one per cell", file=sys.stderr)
 
 
 def fetch(run_id: str) -> bytes:

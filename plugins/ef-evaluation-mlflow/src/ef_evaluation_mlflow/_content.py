@@ -5,6 +5,10 @@ MLflow names may hold letters, digits and ``_ - . / :`` and spaces only, so a me
 becomes an MLflow name by :func:`mlflow_name` (``ndcg@10`` → ``ndcg_at_10``); the report's
 own keys stay in its JSON, logged beside. Two keys that would share a name are refused rather
 than one number hiding the other.
+
+A suite is one parent run (its parameters, each system's macro and micro means, its table) and
+one child run per (system, dataset) cell, each holding what that cell's retrieval report would
+hold logged on its own (:func:`suite_cells`).
 """
 
 from __future__ import annotations
@@ -16,18 +20,26 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation import ComparisonReport, RagEvalReport, RetrievalEvalReport, __version__
+from ef.evaluation import (
+    ComparisonReport,
+    RagEvalReport,
+    RetrievalEvalReport,
+    SuiteReport,
+    __version__,
+)
 
 __all__ = [
     "Report",
     "RunContent",
+    "cell_run_name",
     "comparison_systems",
     "mlflow_name",
     "report_kind",
     "run_content",
+    "suite_cells",
 ]
 
-Report = RetrievalEvalReport | RagEvalReport | ComparisonReport
+Report = RetrievalEvalReport | RagEvalReport | ComparisonReport | SuiteReport
 """What can be logged: a report of any kind :func:`ef.evaluation.read_report` reads."""
 
 _NOT_IN_A_NAME = re.compile(r"[^\w.\- /]")
@@ -45,8 +57,8 @@ class RunContent:
 
 
 def report_kind(report: object) -> str:
-    """``"retrieval"``, ``"rag"`` or ``"comparison"``, as :func:`~ef.evaluation.read_report`
-    tells them apart.
+    """``"retrieval"``, ``"rag"``, ``"comparison"`` or ``"suite"``, as
+    :func:`~ef.evaluation.read_report` tells them apart.
 
     :raises TypeError: for anything but one of ef's reports.
     """
@@ -54,11 +66,12 @@ def report_kind(report: object) -> str:
         ("retrieval", RetrievalEvalReport),
         ("rag", RagEvalReport),
         ("comparison", ComparisonReport),
+        ("suite", SuiteReport),
     ):
         if isinstance(report, cls):
             return kind
     raise TypeError(
-        f"expected a RetrievalEvalReport, RagEvalReport or ComparisonReport, got "
+        f"expected a RetrievalEvalReport, RagEvalReport, ComparisonReport or SuiteReport, got "
         f"{type(report).__name__}"
     )
 
@@ -186,8 +199,36 @@ def _comparison(report: ComparisonReport) -> RunContent:
     return RunContent(params, {"n_queries": report.n_queries}, {}, tables)
 
 
+def _suite(report: SuiteReport) -> RunContent:
+    params = {
+        "datasets": _text(list(report.datasets)),
+        "systems": _text(list(report.systems)),
+        "metric": report.metric,
+        "baseline": _text(report.baseline),
+    }
+    for key, value in (report.manifest.get("parameters") or {}).items():
+        params.setdefault(mlflow_name(key), _text(value))  # the options, as recorded
+    values: list[tuple[str, float]] = []
+    for system in report.systems:
+        for average, means in (("macro", report.macro), ("micro", report.micro)):
+            values += [(f"{system}/{average}/{m}", v) for m, v in means.get(system, {}).items()]
+        for name in ("wins", "losses"):
+            counts: Mapping[str, int] = getattr(report, f"significant_{name}")
+            if system in counts:
+                values.append((f"{system}/significant_{name}", counts[system]))
+    metrics = _named(values)
+    metrics["n_datasets"] = len(report.datasets)
+    metrics["n_cells"] = sum(len(row) for row in report.cells.values())
+    tables = {
+        "cells.json": _table(report.frame_columns(means=False)),
+        "means.json": _table(report.frame_columns(means=True)),
+    }
+    return RunContent(params, metrics, {}, tables)
+
+
 def run_content(report: Report, *, dataset: str | None = None) -> RunContent:
-    """What the run a report is logged to receives (for a comparison: its parent run).
+    """What the run a report is logged to receives (for a comparison or a suite: its parent
+    run).
 
     :param dataset: what the report was evaluated on, for the ``ef.dataset`` tag.
     :raises TypeError: for anything but one of ef's reports.
@@ -198,6 +239,8 @@ def run_content(report: Report, *, dataset: str | None = None) -> RunContent:
         content = _retrieval(report)
     elif isinstance(report, RagEvalReport):
         content = _rag(report)
+    elif isinstance(report, SuiteReport):
+        content = _suite(report)
     else:
         assert isinstance(report, ComparisonReport)
         content = _comparison(report)
@@ -252,4 +295,28 @@ def comparison_systems(report: ComparisonReport) -> dict[str, RunContent]:
         params = {"system": system, "baseline": _text(report.baseline)}
         tags = {"ef.kind": "comparison-system", "ef.system": system}
         children[system] = RunContent(params, metrics, tags)
+    return children
+
+
+def cell_run_name(system: str, dataset: str) -> str:
+    """The name of a suite cell's child run: ``"SYSTEM on DATASET"``."""
+    return f"{system} on {dataset}"
+
+
+def suite_cells(report: SuiteReport) -> dict[str, tuple[RetrievalEvalReport, RunContent]]:
+    """One child run per cell of a suite, by :func:`cell_run_name` (systems, then datasets,
+    in the report's order): the cell's report and what a run it is logged to on its own
+    receives, the dataset as ``ef.dataset``, tagged ``ef.system`` and ``ef.suite_cell``.
+
+    :raises ValueError: when two metric keys share an MLflow name.
+    """
+    children = {}
+    for system in report.systems:
+        for dataset in report.datasets:
+            cell = report.cells[dataset].get(system) if dataset in report.cells else None
+            if cell is None:  # missing from a merge of partial suites
+                continue
+            content = run_content(cell, dataset=dataset)
+            tags = {**content.tags, "ef.system": system, "ef.suite_cell": "true"}
+            children[cell_run_name(system, dataset)] = (cell, attrs.evolve(content, tags=tags))
     return children

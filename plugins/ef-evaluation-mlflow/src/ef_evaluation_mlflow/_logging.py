@@ -7,7 +7,9 @@ folder as the run's ``ef/`` artifacts — so a run that holds ``ef/report.json``
 
 The steps are kept apart so a run of several reports (a suite) can be one parent run with a
 child run per report: :func:`fill_run` fills any run, :func:`start_run` opens one, under a
-parent when given.
+parent when given. A suite's cells are staged, each in a folder of its own, beside the suite's
+folder before anything is sent; each child run receives its cell's files as a retrieval report
+logged alone would.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation import ComparisonReport, write_text_atomically
+from ef.evaluation import ComparisonReport, SuiteReport, write_text_atomically
 from ef_evaluation_mlflow._content import (
     Report,
     RunContent,
     comparison_systems,
     report_kind,
     run_content,
+    suite_cells,
 )
 from ef_evaluation_mlflow._tracker import (
     ReportNotFoundError,
@@ -49,8 +52,9 @@ _PARENT_TAG = "mlflow.parentRunId"
 
 @attrs.frozen
 class LoggedRun:
-    """Where a report was logged: its run, the run's experiment, the tracking URI, and for a
-    comparison each system's child run."""
+    """Where a report was logged: its run, the run's experiment, the tracking URI, and the child
+    runs by name: for a comparison one per system (named by the system), for a suite one per
+    cell (``"SYSTEM on DATASET"``)."""
 
     run_id: str
     experiment_id: str
@@ -71,9 +75,10 @@ def _stage(
     content: RunContent,
     html: str | os.PathLike[str] | None,
     files: Mapping[str, str],
+    folder: str | None = None,
 ) -> str:
-    """Write the run's files to a new local folder, and return it."""
-    folder = tempfile.mkdtemp(prefix="ef-mlflow-")
+    """Write the run's files to ``folder`` (default: a new local folder), and return it."""
+    folder = folder or tempfile.mkdtemp(prefix="ef-mlflow-")
     texts = {REPORT_FILE: report.to_json()}
     texts.update(
         {name: json.dumps(table, allow_nan=False) for name, table in content.tables.items()}
@@ -85,9 +90,30 @@ def _stage(
     page = os.path.join(folder, "report.html")
     if html is not None:
         shutil.copyfile(html, page)
+    elif isinstance(report, SuiteReport):
+        report.to_html(page, cell_pages=False)  # each cell's page is on its child run
     else:
         report.to_html(page)
     return folder
+
+
+def _stage_cells(
+    report: SuiteReport, files: Mapping[str, str], tags: Mapping[str, str]
+) -> tuple[dict[str, tuple[RunContent, str | None]], str]:
+    """Each cell's child run (with the caller's ``tags``) and its files, staged in a folder
+    per cell inside a new local folder (returned too)."""
+    root = tempfile.mkdtemp(prefix="ef-mlflow-cells-")
+    staged: dict[str, tuple[RunContent, str | None]] = {}
+    try:
+        for number, (name, (cell, content)) in enumerate(suite_cells(report).items()):
+            content = attrs.evolve(content, tags={**content.tags, **tags})
+            folder = os.path.join(root, str(number))
+            os.mkdir(folder)
+            staged[name] = (content, _stage(cell, content, None, files, folder))
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return staged, root
 
 
 def _run_id(run: Any) -> str:
@@ -151,6 +177,8 @@ def fill_run(client: Any, run_id: str, content: RunContent, folder: str | None =
 def _default_name(report: Report) -> str:
     if isinstance(report, ComparisonReport):
         return f"comparison of {', '.join(report.systems)}"
+    if isinstance(report, SuiteReport):
+        return f"suite of {', '.join(report.systems)} on {', '.join(report.datasets)}"
     retriever = getattr(report, "manifest", {}).get("retriever")
     return retriever if isinstance(retriever, str) else f"ef {report_kind(report)} evaluation"
 
@@ -168,7 +196,7 @@ def log_report(
     files: Mapping[str, str] | None = None,
     timeout: int | None = None,
 ) -> LoggedRun:
-    """Log a retrieval, RAG or comparison report to an MLflow run.
+    """Log a retrieval, RAG, comparison or suite report to an MLflow run.
 
     The run receives the report's parameters (cutoffs, metrics, options, the retriever's
     description), its means as metrics, tags (``ef.kind``, ``ef.library_version``, the qrels
@@ -176,7 +204,11 @@ def log_report(
     (``report.json``, read back by ``read_report("mlflow:RUN_ID")``), its HTML page
     (``report.html``) and its per-query values as a JSON table. A comparison gets one child
     run per system, with its means and its comparisons' p-values, intervals, effect sizes and
-    wins/ties/losses. See ``docs/tracking.md``.
+    wins/ties/losses. A suite gets its datasets, systems, metric and options as parameters,
+    each system's macro and micro means as metrics (``SYSTEM/macro/METRIC``,
+    ``SYSTEM/micro/METRIC``), its table as ``ef/suite.md``, and one child run per cell, named
+    ``"SYSTEM on DATASET"``, holding what that cell's retrieval report logged alone holds (its
+    ``ef/report.json`` too). See ``docs/tracking.md``.
 
     Every file is written to a local folder before anything is sent; when the server cannot
     be reached the error names the folder. Each request waits at most ``timeout`` seconds and
@@ -188,11 +220,12 @@ def log_report(
         ``MLFLOW_EXPERIMENT_NAME``, else MLflow's default experiment.
     :param tracking_uri: default ``MLFLOW_TRACKING_URI``, else MLflow's own default.
     :param run_name: a new run's name (default: the retriever, or the systems compared).
+        A suite's cells are always named ``"SYSTEM on DATASET"``.
     :param dataset: what the report was evaluated on, for the ``ef.dataset`` tag.
-    :param tags: more tags for the run.
+    :param tags: more tags for the run (and a suite's child runs).
     :param html: an HTML page of the report already written (with its drill-down), logged
         instead of one rendered from the report.
-    :param files: more text files for ``ef/``, by name.
+    :param files: more text files for ``ef/``, by name (a suite's child runs get them too).
     :param timeout: seconds per request (default ``EF_EVALUATION_MLFLOW_TIMEOUT``, else 30).
     :returns: where it was logged.
     :raises TrackingError: when the server cannot be reached or refuses a request, naming its
@@ -202,8 +235,20 @@ def log_report(
     seconds = request_timeout(timeout)
     content = run_content(report, dataset=dataset)
     content = attrs.evolve(content, tags={**content.tags, **(tags or {})})
-    children = comparison_systems(report) if isinstance(report, ComparisonReport) else {}
-    folder = _stage(report, content, html, files or {})
+    children: Mapping[str, tuple[RunContent, str | None]] = {}
+    cells = None
+    if isinstance(report, ComparisonReport):
+        children = {name: (child, None) for name, child in comparison_systems(report).items()}
+    extra = dict(files or {})
+    if isinstance(report, SuiteReport):
+        extra = {"suite.md": report.to_markdown(), **extra}
+        children, cells = _stage_cells(report, files or {}, tags or {})
+    try:
+        folder = _stage(report, content, html, extra)
+    except BaseException:
+        if cells is not None:
+            shutil.rmtree(cells, ignore_errors=True)
+        raise
     uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or "MLflow's default tracking URI"
     try:
         with bounded_requests(seconds):
@@ -211,6 +256,9 @@ def log_report(
             logged = _log(client, uri, report, content, children, folder, run, experiment, run_name)
     except Exception as error:
         raise tracking_failure(uri, seconds, "log the report", error, kept=folder) from error
+    finally:
+        if cells is not None:  # the cells are all in the suite's report.json, kept on failure
+            shutil.rmtree(cells, ignore_errors=True)
     shutil.rmtree(folder, ignore_errors=True)
     return logged
 
@@ -220,7 +268,7 @@ def _log(
     uri: str,
     report: Report,
     content: RunContent,
-    children: Mapping[str, RunContent],
+    children: Mapping[str, tuple[RunContent, str | None]],
     folder: str,
     run: Any,
     experiment: str | None,
@@ -236,10 +284,10 @@ def _log(
     child_ids: dict[str, str] = {}
     try:
         fill_run(client, run_id, content, folder)
-        for system, child in children.items():
-            child_ids[system] = start_run(client, experiment_id, system, parent=run_id)
-            fill_run(client, child_ids[system], child)
-            client.set_terminated(child_ids[system], "FINISHED")
+        for name, (child, files) in children.items():
+            child_ids[name] = start_run(client, experiment_id, name, parent=run_id)
+            fill_run(client, child_ids[name], child, files)
+            client.set_terminated(child_ids[name], "FINISHED")
     except Exception:
         if own:
             for each in [*child_ids.values(), run_id]:

@@ -1,4 +1,4 @@
-"""Reading any saved report back by its kind: retrieval, RAG or comparison, from a file or
+"""Reading any saved report back by its kind: retrieval, RAG, comparison or suite, from a file or
 from a place a plugin knows (``scheme:rest``, hook ``ef_evaluation_register_report_locations``).
 """
 
@@ -13,10 +13,13 @@ from ef.evaluation._compare.report import ComparisonReport
 from ef.evaluation._json import loads_strict
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
+from ef.evaluation._suite.report import SuiteReport
 
 __all__ = ["read_report", "report_kind"]
 
 _KINDS: dict[str, tuple[str, ...]] = {
+    # First: a suite holds a comparison's fields too (baseline, systems, comparisons).
+    "suite": ("datasets", "systems", "metric", "cells", "macro", "micro"),
     "comparison": ("baseline", "systems", "comparisons"),
     "rag": ("metrics", "coverage", "n_samples"),
     "retrieval": ("metrics", "per_query", "n_queries", "k_values"),
@@ -24,8 +27,8 @@ _KINDS: dict[str, tuple[str, ...]] = {
 
 
 def report_kind(data: Any) -> str | None:
-    """The kind of report a JSON value is (``"retrieval"``, ``"rag"``, ``"comparison"``), told
-    by the fields each kind always has; ``None`` for anything else.
+    """The kind of report a JSON value is (``"retrieval"``, ``"rag"``, ``"comparison"``,
+    ``"suite"``), told by the fields each kind always has; ``None`` for anything else.
 
     >>> report_kind({'metrics': {}, 'per_query': {}, 'n_queries': 0, 'k_values': [10]})
     'retrieval'
@@ -66,9 +69,10 @@ def _saved_bytes(path: str | os.PathLike[str]) -> bytes:
 
 def read_report(
     path: str | os.PathLike[str],
-) -> RetrievalEvalReport | RagEvalReport | ComparisonReport:
+) -> RetrievalEvalReport | RagEvalReport | ComparisonReport | SuiteReport:
     """Load a saved report (``report.to_json()`` written to a file) as the class of its kind:
-    a :class:`RetrievalEvalReport`, a :class:`RagEvalReport` or a :class:`ComparisonReport`.
+    a :class:`RetrievalEvalReport`, a :class:`RagEvalReport`, a :class:`ComparisonReport` or a
+    :class:`SuiteReport`.
 
     ``path`` may also be ``scheme:rest`` for a scheme an installed plugin registered (hook
     ``ef_evaluation_register_report_locations``): ``"mlflow:RUN_ID"`` with the MLflow plugin
@@ -94,9 +98,15 @@ def read_report(
         raise ValueError(
             f"{name}: not a report: {what} without the fields of a retrieval report "
             "(metrics, per_query, n_queries, k_values), a RAG report (metrics, coverage, "
-            "n_samples) or a comparison report (baseline, systems, comparisons)"
+            "n_samples), a comparison report (baseline, systems, comparisons) or a suite report "
+            "(datasets, systems, metric, cells, macro, micro)"
         )
-    cls = {"comparison": ComparisonReport, "rag": RagEvalReport, "retrieval": RetrievalEvalReport}
+    cls = {
+        "comparison": ComparisonReport,
+        "rag": RagEvalReport,
+        "retrieval": RetrievalEvalReport,
+        "suite": SuiteReport,
+    }
     try:
         return cls[kind].from_dict(data)  # type: ignore[attr-defined, no-any-return]
     except (TypeError, ValueError) as error:

@@ -1,9 +1,9 @@
 """What plugins add to the evaluating commands (hook ``ef_evaluation_register_command_extensions``).
 
-``run``, ``retrieval``, ``rag``, ``compare`` and ``check`` take the options of every installed
-extension (an experiment tracker's ``--mlflow``, say) and hand it their reports once their own
-output is written: what the command printed or saved is never lost to an extension's failure,
-which then fails the command with its own message.
+``run``, ``retrieval``, ``rag``, ``compare``, ``check`` and ``suite`` take the options of every
+installed extension (an experiment tracker's ``--mlflow``, say) and hand it their reports once
+their own output is written: what the command printed or saved is never lost to an extension's
+failure, which then fails the command with its own message.
 
 An extension whose options cannot be added to a command (a clash with an option the command
 has, an error in its code) is left out of that command with a
@@ -23,7 +23,7 @@ from ef.evaluation.cli._output import redact, report_data
 
 __all__ = ["EXTENDED_COMMANDS", "add_extension_options", "report_finished"]
 
-EXTENDED_COMMANDS = ("run", "retrieval", "rag", "compare", "check")
+EXTENDED_COMMANDS = ("run", "retrieval", "rag", "compare", "check", "suite")
 """The commands that produce reports, and so take the extensions' options."""
 
 

@@ -35,6 +35,7 @@ from ef.evaluation.cli._common import (
     positive_int,
     write_output,
 )
+from ef.evaluation.cli._extensions import report_finished
 
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
@@ -182,15 +183,22 @@ def _plain(report: SuiteReport) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Run (or merge) the suite and print its table in the chosen format."""
+    """Run (or merge) the suite, print its table in the chosen format, then hand the report
+    to the installed command extensions (``--mlflow``)."""
     report = _merge(args) if args.merge else _run(args)
     if args.html:
         report.to_html(args.html)
+    _write(args, report)
+    report_finished(args, "suite", {"suite": report})
+    return 0
+
+
+def _write(args: argparse.Namespace, report: SuiteReport) -> None:
     if args.format == "table" and args.output in (None, "-") and sys.stdout.isatty():
         from rich.console import Console
 
         Console(file=sys.stdout).print(report.to_table())
-        return 0
+        return
     if args.format == "json":
         text = report.to_json(indent=2, ensure_ascii=False) + "\n"
     elif args.format == "markdown":
@@ -200,4 +208,3 @@ def handle(args: argparse.Namespace) -> int:
     else:
         text = _plain(report)
     write_output(args.output, text)
-    return 0
