@@ -64,6 +64,23 @@ def _gelu(x: Any, numpy: Any) -> Any:
     return x
 
 
+def _batches_by_length(order: Any, lengths: Any, size: int) -> list[Any]:
+    """``order`` (positions, longest text first) cut into batches of at most ``size``, a batch
+    ending early where a text is shorter than half the batch's first, longest one.
+
+    >>> import numpy
+    >>> [b.tolist() for b in _batches_by_length(numpy.arange(5), numpy.array([9, 8, 4, 3, 3]), 4)]
+    [[0, 1], [2, 3, 4]]
+    """
+    batches, start = [], 0
+    for end in range(1, len(order) + 1):
+        full = end - start == size
+        if end == len(order) or full or 2 * lengths[order[end]] < lengths[order[start]]:
+            batches.append(order[start:end])
+            start = end
+    return batches
+
+
 def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
@@ -222,14 +239,15 @@ class NumpyBertEncoder:
 
         The texts are encoded longest first, each batch padded to its own longest text, as
         sentence-transformers does: texts of like length share a batch, so little of the work
-        is on padding. The rows come back in the order of ``texts``."""
+        is on padding. A batch also ends where the texts
+        get shorter than half its longest one, so that at most half of a batch is padding. The
+        rows come back in the order of ``texts``."""
         numpy = self._numpy
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = numpy.array([len(e.ids) for e in encodings], dtype=numpy.int64)
         order = numpy.argsort(-lengths, kind="stable")
         rows = []
-        for first in range(0, len(texts), batch_size):
-            chosen = order[first : first + batch_size]
+        for chosen in _batches_by_length(order, lengths, batch_size):
             longest = int(lengths[chosen[0]])
             ids = numpy.full((len(chosen), longest), self._pad_id, dtype=numpy.int64)
             mask = numpy.zeros((len(chosen), longest), dtype=numpy.float32)
