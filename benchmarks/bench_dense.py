@@ -10,6 +10,12 @@ runs; the ratio ef / floor is the target (≤ 1.3). The model is the packaged al
     python benchmarks/bench_dense.py                       # 300 and 3,000 queries, 3 runs each
     python benchmarks/bench_dense.py --queries 300 --repeats 5
     EF_DENSE_BACKEND=numpy python benchmarks/bench_dense.py --queries 300
+    python benchmarks/bench_dense.py --encoders 300 64   # the backends side by side
+
+``--encoders Q D`` times the encoders alone instead: the numpy backend and, when it is
+installed, sentence-transformers, each encoding Q generated queries and the corpus's first D
+documents in batches of 64 (wall and CPU seconds, medians of the runs, taken in turns so that
+the load of the machine falls on both alike), and the least cosine between their embeddings.
 """
 
 from __future__ import annotations
@@ -57,12 +63,55 @@ def ours(index: Any, queries: dict[str, str], corpus: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
+def encoders(corpus: dict[str, str], queries: int, documents: int, repeats: int) -> None:
+    """The backends' encoding times side by side, and how far apart their embeddings are."""
+    from ef._bert_numpy import NumpyBertEncoder
+    from ef._encoding import resolve_model
+
+    folder = resolve_model("all-MiniLM-L6-v2")
+    backends: dict[str, Any] = {"numpy": NumpyBertEncoder(folder)}
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        print("sentence-transformers is not installed: the numpy backend alone")
+    else:
+        backends["sentence-transformers"] = SentenceTransformer(str(folder), device="cpu")
+    sets = {
+        f"{queries} queries": list(generated_queries(corpus, queries).values()),
+        f"{documents} documents": list(corpus.values())[:documents],
+    }
+    for name, texts in sets.items():
+        wall: dict[str, list[float]] = {backend: [] for backend in backends}
+        cpu: dict[str, list[float]] = {backend: [] for backend in backends}
+        embeddings: dict[str, Any] = {}
+        for _ in range(repeats):
+            for backend, model in backends.items():
+                started, used = time.perf_counter(), time.process_time()
+                embeddings[backend] = model.encode(
+                    texts, batch_size=BATCH_SIZE, normalize_embeddings=True
+                )
+                wall[backend].append(time.perf_counter() - started)
+                cpu[backend].append(time.process_time() - used)
+        for backend in backends:
+            print(
+                f"{name}, {backend}: wall {statistics.median(wall[backend]):.2f} s, "
+                f"CPU {statistics.median(cpu[backend]):.2f} s"
+            )
+        if len(embeddings) == 2:
+            first, second = embeddings.values()
+            print(f"{name}: least cosine between the backends {(first * second).sum(1).min():.7f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, nargs="+", default=[300, 3000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--encoders", type=int, nargs=2, metavar=("QUERIES", "DOCUMENTS"))
     arguments = parser.parse_args()
     corpus, _, _ = read_beir("builtin:stdlib-docs")
+    if arguments.encoders is not None:
+        encoders(corpus, *arguments.encoders, arguments.repeats)
+        return
     with tempfile.TemporaryDirectory() as folder:
         ingest(corpus, embedder="st:all-MiniLM-L6-v2", index_dir=folder)
         index = load_index(folder)

@@ -25,12 +25,18 @@ in a JSON body, 10 when absent). Anything else is answered ``400``.
 - ``/search`` → ``{"hits": [{"id": "d1", "score": 0.9}, ...]}``
 - ``/nested`` → ``{"data": {"results": [{"doc": {"id": "d1"}, "relevance": 0.9}, ...]}}``
 - ``/ids`` → ``{"ids": ["d1", ...]}``
+- ``POST /batch`` with ``{"queries": [...], "limit": n}`` → ``{"answers": [{"hits": [...]},
+  ...]}``, one ``/search`` answer per query. Each query counts as a request of its own in
+  ``requests``, and ``batches`` lists the size of each batch. A batch holding a query with a
+  ``status:`` fault (or a ``flaky:`` one in its failing turns) answers with that status, and
+  ``latency:`` delays it; the other faults apply to one query at a time only.
 - ``GET /stats`` → ``{"requests": {"<query text>": n}, "connections_open": n,
-  "connections_total": n, "headers": {"<query text>": {...}}, "sent": {"<query text>": n}}``
+  "connections_total": n, "headers": {"<query text>": {...}}, "sent": {"<query text>": n},
+  "batches": [n, ...]}``
   (connections that carried a search: open now, and opened since the start or the last reset;
   the headers of the query's last request, names in lower case; the body bytes a streaming
   fault wrote before it ended or the client went away); ``POST /stats`` resets the request
-  counts, the total, the headers and the bytes sent.
+  counts, the total, the headers, the bytes sent and the batches.
 
 Faults, per query text:
 
@@ -71,6 +77,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 SHAPES = ("/search", "/nested", "/ids")
+SEARCHES = (*SHAPES, "/batch")
 CHUNK = 64 * 1024
 ENDLESS = 256 * 1024 * 1024
 
@@ -92,6 +99,7 @@ class SearchService:
         self.requests: Counter[str] = Counter()
         self.headers: dict[str, dict[str, str]] = {}
         self.sent: dict[str, int] = {}
+        self.batches: list[int] = []
         self.connections_open = 0
         self.connections_total = 0
 
@@ -107,7 +115,7 @@ class SearchService:
                 request = await read_request(reader)
                 if request is None:
                     break
-                if not searched and request.target.partition("?")[0] in SHAPES:
+                if not searched and request.target.partition("?")[0] in SEARCHES:
                     searched = True
                     self.connections_open += 1
                     self.connections_total += 1
@@ -131,8 +139,11 @@ class SearchService:
                 self.requests.clear()
                 self.headers.clear()
                 self.sent.clear()
+                self.batches.clear()
                 self.connections_total = 0
             return await send(writer, 200, self.stats(), request.keep_alive)
+        if path == "/batch" and request.method == "POST":
+            return await self.answer_batch(request, writer)
         if path not in SHAPES:
             return await send(writer, 404, {"error": f"no such path {path!r}"}, request.keep_alive)
         try:
@@ -184,6 +195,28 @@ class SearchService:
         ranking = self.rankings.get(text, [])[:limit]
         return await send(writer, 200, render(path, ranking), request.keep_alive)
 
+    async def answer_batch(self, request: Request, writer: asyncio.StreamWriter) -> bool:
+        """Answer a batch of queries: each one's ``/search`` answer, or the batch's fault."""
+        try:
+            document = json.loads(request.body)
+            texts, limit = document["queries"], document.get("limit", 10)
+        except (ValueError, KeyError, TypeError) as error:
+            return await send(writer, 400, {"error": repr(error)}, request.keep_alive)
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return await send(writer, 400, {"error": "queries: not strings"}, request.keep_alive)
+        self.batches.append(len(texts))
+        for text in texts:
+            self.requests[text] += 1
+        faults = [fault for fault in map(self.fault_for, texts) if fault]
+        delays = [float(f.partition(":")[2]) for f in faults if f.startswith("latency:")]
+        await asyncio.sleep(max([self.latency, *delays]))
+        for fault in faults:
+            if fault.startswith("status:"):
+                status = int(fault.partition(":")[2])
+                return await send(writer, status, {"error": "injected"}, request.keep_alive)
+        answers = [render("/search", self.rankings.get(text, [])[:limit]) for text in texts]
+        return await send(writer, 200, {"answers": answers}, request.keep_alive)
+
     def fault_for(self, text: str) -> str:
         fault = self.faults.get(text, "")
         if fault.startswith("flaky:"):
@@ -198,6 +231,7 @@ class SearchService:
             "connections_total": self.connections_total,
             "headers": self.headers,
             "sent": self.sent,
+            "batches": self.batches,
         }
 
 

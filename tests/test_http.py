@@ -31,7 +31,8 @@ from ef.evaluation._exceptions import (
     QueryError,
     ResponseShapeError,
 )
-from ef.evaluation._http.retriever import HttpRetriever, _fill
+from ef.evaluation._http.retriever import HttpRetriever
+from ef.evaluation._http.shapes import fill
 from ef.evaluation._running.evaluate import (
     evaluate_retrieval,
     evaluate_retrieval_async,
@@ -329,7 +330,7 @@ def test_results_are_read_in_order_at_the_dotted_path(ids: list[str], shift: int
 @given(st.text(), st.integers(min_value=1, max_value=1000))
 def test_placeholders_keep_their_types(query: str, limit: int) -> None:
     template = {"q": "{query}", "k": "{limit}", "text": "find {query} top {limit}", "n": [1]}
-    assert _fill(template, query, limit) == {
+    assert fill(template, query, limit) == {
         "q": query,
         "k": limit,
         "text": f"find {query} top {limit}",

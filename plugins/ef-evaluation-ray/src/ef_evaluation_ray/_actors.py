@@ -126,6 +126,12 @@ class _Replica(_Built):
     timed-out thread in the runner does. The retriever is built, and with ``concurrency=1``
     searched, in one thread (thread-affine indexes such as sqlite work) — until a search is
     abandoned: the next ones run in a fresh thread.
+
+    When the retriever has a batch form (``search_batch``, as an evaluation finds it: the
+    built-in indexes have one), the searches of a call that ask for the same limit are answered
+    by one ``search_batch`` in one thread, as an evaluation in-process asks a batch — the dense
+    index encodes them in one forward pass. If that call fails, each of its searches is asked
+    alone, so that a failing query fails alone, with its own error.
     """
 
     def __init__(self, factory: Callable[[], Any], concurrency: int = 1) -> None:
@@ -175,10 +181,21 @@ class _Replica(_Built):
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._concurrency)
         keys = []
+        groups: dict[int, list[tuple[_Search, str]]] = {}
         for key, query, limit in calls:
             search = self._searches[key] = _Search()
-            search.task = asyncio.ensure_future(self._run(search, query, limit))
+            groups.setdefault(limit, []).append((search, query))
             keys.append(key)
+        for limit, members in groups.items():
+            if len(members) == 1 or self._prepared_for(limit).batch is None:
+                for search, query in members:
+                    search.task = asyncio.ensure_future(self._run(search, query, limit))
+                continue
+            shared = asyncio.ensure_future(self._run_batch(members, limit))
+            for position, (search, query) in enumerate(members):
+                search.task = asyncio.ensure_future(
+                    self._member(shared, position, search, query, limit)
+                )
         return await self.more(keys)
 
     async def more(self, keys: Sequence[int]) -> list[bytes | None]:
@@ -232,6 +249,62 @@ class _Replica(_Built):
                 pool.shutdown(wait=False)
             return _packed((False, TimeoutError("the search was abandoned")))
 
+    async def _run_batch(
+        self, members: list[tuple[_Search, str]], limit: int
+    ) -> list[bytes] | None:
+        """The outcomes of ``members`` asked in one ``search_batch`` (a thread, a slot), or
+        ``None`` when it failed, or when every member was abandoned before it answered."""
+        assert self._slots is not None
+        async with self._slots:
+            pool = self._pool
+            texts = [query for _, query in members]
+            answer = asyncio.wrap_future(pool.submit(self._outcomes, texts, limit))
+            abandoned = asyncio.gather(*(search.abandoned.wait() for search, _ in members))
+            waiting: set[asyncio.Future[Any]] = {answer, abandoned}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            abandoned.cancel()
+            if answer.done():
+                return answer.result()
+            if self._pool is pool:  # its thread stays busy: the next searches get new ones
+                self._pool = self._new_pool()
+                pool.shutdown(wait=False)
+            return None
+
+    async def _member(
+        self,
+        shared: asyncio.Future[list[bytes] | None],
+        position: int,
+        search: _Search,
+        query: str,
+        limit: int,
+    ) -> bytes:
+        """One search of a batch: its outcome in the batch's, or asked alone if that failed."""
+        abandoned = asyncio.ensure_future(search.abandoned.wait())
+        waiting: set[asyncio.Future[Any]] = {shared, abandoned}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        abandoned.cancel()
+        if not shared.done():
+            return _packed((False, TimeoutError("the search was abandoned")))
+        outcomes = shared.result()
+        if outcomes is None:
+            return await self._run(search, query, limit)
+        return outcomes[position]
+
+    def _outcomes(self, texts: list[str], limit: int) -> list[bytes] | None:
+        """Each text's packed results from one call of the batch form; ``None`` if it raised
+        or broke its protocol (not one result per text)."""
+        form = self._prepared_for(limit).batch
+        assert form is not None
+        try:
+            results = form.call(texts)
+            if form.is_async and inspect.isawaitable(results):
+                results = asyncio.run(_awaited(results))
+            if isinstance(results, str | bytes) or len(results) != len(texts):
+                return None
+            return [_packed((True, _compact(_portable(each)))) for each in results]
+        except Exception:
+            return None
+
     def _outcome(self, query: str, limit: int) -> bytes:
         try:
             outcome: tuple[bool, Any] = (True, _compact(self._answer(query, limit)))
@@ -239,10 +312,14 @@ class _Replica(_Built):
             outcome = (False, error)
         return _packed(outcome)
 
-    def _answer(self, query: str, limit: int) -> Any:
+    def _prepared_for(self, limit: int) -> PreparedRetriever:
         prepared = self._prepared.get(limit)
         if prepared is None:
             prepared = self._prepared[limit] = prepare_retriever(self._retriever, limit)
+        return prepared
+
+    def _answer(self, query: str, limit: int) -> Any:
+        prepared = self._prepared_for(limit)
         results = prepared.call(query)
         if prepared.is_async and inspect.isawaitable(results):
             # The replica's threads have no running loop; each call gets one of its own.

@@ -7,9 +7,7 @@ requests, one per event loop, are in ``_http_clients``.
 from __future__ import annotations
 
 import json
-import math
-import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Self
 from urllib.parse import urlsplit
 
@@ -23,7 +21,17 @@ from ef.evaluation._exceptions import (
     ResponseShapeError,
 )
 from ef.evaluation._http.auth import request_target
+from ef.evaluation._http.batch import BatchEndpoint
 from ef.evaluation._http.clients import LoopClients
+from ef.evaluation._http.shapes import (
+    MISSING,
+    canonical,
+    checked_limit,
+    dotted_path,
+    fill,
+    json_template,
+    walk,
+)
 from ef.evaluation._json import JsonProblem, loads_strict
 from ef.evaluation._redact import redact_secrets, redact_url
 from ef.evaluation._running.adapters import qualified_name
@@ -32,77 +40,11 @@ from ef.source_manager import SearchHit
 
 __all__ = ["HttpRetriever"]
 
-_PLACEHOLDER = re.compile(r"\{(query|limit)\}")
 _EXCERPT_CHARS = 200
 # Not 5xx, but each says "try again later".
 _TRANSIENT_STATUSES = frozenset({408, 425, 429})
-_MISSING = object()
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-
-
-def _fill(template: Any, query: str, limit: int) -> Any:
-    """``template`` with the placeholders put in: a string that is only ``{query}`` or
-    ``{limit}`` becomes the value itself (the limit stays an int), inside text its string."""
-    if isinstance(template, str):
-        if template == "{query}":
-            return query
-        if template == "{limit}":
-            return limit
-        if "{" not in template:
-            return template
-        # One pass, so a query that contains "{limit}" is sent as typed.
-        return _PLACEHOLDER.sub(lambda m: query if m[1] == "query" else str(limit), template)
-    if isinstance(template, dict):
-        return {key: _fill(value, query, limit) for key, value in template.items()}
-    if isinstance(template, list):
-        return [_fill(value, query, limit) for value in template]
-    return template
-
-
-def _template(name: str, value: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping (a JSON object template), got {value!r}")
-    try:
-        normalised: dict[str, Any] = json.loads(json.dumps(value))
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{name} must hold JSON values only: {error}") from None
-    return normalised
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _path(name: str, value: str) -> tuple[str, ...]:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a dotted path string, got {value!r}")
-    parts = tuple(value.split(".")) if value else ()
-    if not all(parts):
-        raise ValueError(f"{name}={value!r} has an empty part; expected e.g. 'data.results'")
-    return parts
-
-
-def _limit(name: str, value: Any, kind: type[int] | type[float]) -> Any:
-    """``value`` if it is ``None`` or a positive (finite) number of ``kind``, else an error."""
-    number = isinstance(value, int | float) if kind is float else isinstance(value, int)
-    if value is None or (number and not isinstance(value, bool) and 0 < value < math.inf):
-        return value
-    what = "a number > 0" if kind is float else "an int >= 1"
-    raise ValueError(f"{name} must be {what} or None, got {value!r}")
-
-
-def _walk(node: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        if isinstance(node, dict):
-            node = node.get(part, _MISSING)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
 
 
 class HttpRetriever:
@@ -136,6 +78,16 @@ class HttpRetriever:
     ``Content-Length`` before it is read, or as soon as the body passes the cap. With the
     evaluation's own ``timeout`` too, the smaller applies.
 
+    Batches: with ``batch_url``, the service's endpoint for several queries at once, the
+    evaluation sends batches of queries there (``batch_size`` per request, or the evaluation's
+    ``batch_size=``) through :attr:`search_batch`: a ``POST`` of ``batch_body`` (by default
+    ``{"queries": [...], "limit": ...}``) answered by a list of one answer per query, in order,
+    at the dotted path ``batch_answers`` (``{"answers": [...]}`` by default), each in the shape
+    of the one-query answer. A batch request has ``timeout`` seconds per query in it. A batch
+    that fails is retried or split by the evaluation until a failing query fails alone, asked
+    at ``url``; the report is the one of one query at a time. The guide ``docs/remote.md``
+    shows a service.
+
     Credentials: a ``user:password@`` in the URL is sent as Basic auth (percent-decoded, UTF-8)
     on both event loops; with an ``Authorization`` header too, the constructor refuses it. The
     credentials and the values of headers that may hold a key (all but the likes of ``Accept``
@@ -163,9 +115,18 @@ class HttpRetriever:
     :param retriever_id: the identity in fingerprints, instead of :attr:`retriever_id`'s.
     :param timeout: seconds for each request, from sending to the end of the answer, or
         ``None`` for no limit of its own; past it the request fails with :class:`TimeoutError`.
-    :param max_response_bytes: the largest answer body accepted, or ``None`` for no cap.
+    :param max_response_bytes: the largest answer body accepted, or ``None`` for no cap (a
+        batch's whole answer included).
+    :param batch_url: the batch endpoint, a path (resolved against ``url``) or a URL on the
+        same service; ``None``: one query per request. Not part of :attr:`retriever_id` (it
+        must answer as ``url`` does), so a journal resumes across batch sizes.
+    :param batch_body: the batch request's JSON body template, with ``"{queries}"``.
+    :param batch_answers: dotted path to the list of answers in a batch's answer.
+    :param batch_size: queries per batch request the service takes; ``None``: the
+        evaluation's ``batch_size=``, else 32.
     :raises ValueError: for a bad URL or method, a ``GET`` with a body, no ``{query}``, a bad
-        header or limit, or credentials in the URL together with an ``Authorization`` header.
+        header or limit, credentials in the URL together with an ``Authorization`` header, a
+        batch URL on another service, or a batch body without ``"{queries}"``.
     :raises TypeError: for a template that is not a JSON object, or headers not strings.
     :raises ImportError: when the ``http`` extra is not installed.
 
@@ -194,6 +155,10 @@ class HttpRetriever:
         retriever_id: str | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        batch_url: str | None = None,
+        batch_body: Mapping[str, Any] | None = None,
+        batch_answers: str = "answers",
+        batch_size: int | None = None,
     ) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
@@ -211,22 +176,22 @@ class HttpRetriever:
         cap = max_connections
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ValueError(f"max_connections must be an int >= 1 or None, got {cap!r}")
-        self.timeout = _limit("timeout", timeout, float)
-        self.max_response_bytes = _limit("max_response_bytes", max_response_bytes, int)
+        self.timeout = checked_limit("timeout", timeout, float)
+        self.max_response_bytes = checked_limit("max_response_bytes", max_response_bytes, int)
         self.url, self.method = redact_url(url), method
-        self._body, self._params = _template("body", body), _template("params", params)
+        self._body, self._params = json_template("body", body), json_template("params", params)
         if self._body is None and self._params is None:
             default = {"query": "{query}", "limit": "{limit}"}
             self._body, self._params = (default, None) if method == "POST" else (None, default)
         for key, value in (self._params or {}).items():
             if isinstance(value, dict | list) or value is None:
                 raise TypeError(f"params[{key!r}] must be a string or a number, got {value!r}")
-        if "{query}" not in _canonical([self._body, self._params]):
+        if "{query}" not in canonical([self._body, self._params]):
             raise ValueError("neither body nor params holds '{query}': the query would not be sent")
         self.results, self.id_field, self.score_field = results, id_field, score_field
-        self._results_path = _path("results", results)
-        self._id_path = _path("id_field", id_field)
-        self._score_path = None if score_field is None else _path("score_field", score_field)
+        self._results_path = dotted_path("results", results)
+        self._id_path = dotted_path("id_field", id_field)
+        self._score_path = None if score_field is None else dotted_path("score_field", score_field)
         target = request_target(parts, headers)
         self._headers, self._secrets = target.headers, target.secrets
         if self._body is not None and not any(k.lower() == "content-type" for k in self._headers):
@@ -237,6 +202,18 @@ class HttpRetriever:
         self._where = f"{method} {parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
         self._retriever_id = retriever_id
         self._clients = LoopClients(method, target.url, self._headers, cap, self.max_response_bytes)
+        self.batch_size = checked_limit("batch_size", batch_size, int)
+        self._batch = None
+        if batch_url is not None:
+            self._batch = BatchEndpoint(
+                target.url,
+                batch_url,
+                batch_body,
+                batch_answers,
+                target.headers,
+                cap,
+                self.max_response_bytes,
+            )
 
     @property
     def retriever_id(self) -> str:
@@ -245,9 +222,9 @@ class HttpRetriever:
             return self._retriever_id
         parts = [qualified_name(self), self.method, self._public_url]
         if self._body is not None:
-            parts.append(f"body={_canonical(self._body)}")
+            parts.append(f"body={canonical(self._body)}")
         if self._params is not None:
-            parts.append(f"params={_canonical(self._params)}")
+            parts.append(f"params={canonical(self._params)}")
         parts.append(f"results={self.results} id={self.id_field}")
         if self.score_field is not None:
             parts.append(f"score={self.score_field}")
@@ -266,85 +243,138 @@ class HttpRetriever:
         """
         params = content = None
         if self._params is not None:
-            params = {key: str(value) for key, value in _fill(self._params, query, limit).items()}
+            params = {key: str(value) for key, value in fill(self._params, query, limit).items()}
         if self._body is not None:
-            content = json.dumps(_fill(self._body, query, limit)).encode()
-        with anyio.move_on_after(self.timeout):
-            status, answer = await self._send(params, content)
+            content = json.dumps(fill(self._body, query, limit)).encode()
+        return self._parse(
+            await self._request(self._clients, self._where, params, content, self.timeout)
+        )
+
+    @property
+    def search_batch(self) -> Callable[..., Awaitable[list[list[str] | list[SearchHit]]]] | None:
+        """The batch form an evaluation uses, ``search_batch(queries, *, limit)`` (one ranking
+        per query, in order, as :meth:`search` returns it), or ``None`` without ``batch_url``.
+
+        :raises HttpServerError: for a 5xx, 408, 425 or 429 answer, and the other errors of
+            :meth:`search`: each fails the whole batch.
+        :raises ResponseShapeError: also when the answer does not hold one answer per query.
+        """
+        return None if self._batch is None else self._search_batch
+
+    async def _search_batch(
+        self, queries: list[str], *, limit: int = 10
+    ) -> list[list[str] | list[SearchHit]]:
+        batch = self._batch
+        assert batch is not None
+        seconds = None if self.timeout is None else self.timeout * max(len(queries), 1)
+        content = batch.content(queries, limit)
+        answer = await self._request(batch.clients, batch.where, None, content, seconds)
+        answers = walk(self._document(answer, batch.where), batch.answers_path)
+        if not isinstance(answers, list) or len(answers) != len(queries):
+            expected = f"a list of {len(queries)} answers, one per query, at {batch.answers!r}"
+            raise self._shape_error(expected, answer, where=batch.where)
+        return [self._ranking(item, answer, batch.where) for item in answers]
+
+    async def _request(
+        self,
+        clients: LoopClients,
+        where: str,
+        params: dict[str, str] | None,
+        content: bytes | None,
+        seconds: float | None,
+    ) -> bytes:
+        """The body of a 2xx answer to one request, within ``seconds`` (``None``: no limit)."""
+        with anyio.move_on_after(seconds):
+            status, answer = await self._send(clients, where, params, content)
             if not 200 <= status < 300:
                 transient = status >= 500 or status in _TRANSIENT_STATUSES
                 raise (HttpServerError if transient else HttpClientError)(
-                    self._where, status, self._excerpt(answer)
+                    where, status, self._excerpt(answer)
                 )
-            return self._parse(answer)
-        raise TimeoutError(
-            f"{self._where}: no complete answer within the {self.timeout:g} s timeout"
-        )
+            return answer
+        raise TimeoutError(f"{where}: no complete answer within the {seconds:g} s timeout")
 
     async def _send(
-        self, params: dict[str, str] | None, content: bytes | None
+        self,
+        clients: LoopClients,
+        where: str,
+        params: dict[str, str] | None,
+        content: bytes | None,
     ) -> tuple[int, bytes]:
-        client = await self._clients.current()
+        client = await clients.current()
         try:
             return await client.send(params, content)
         except BodyTooLarge as error:
             declared = "" if error.declared is None else f" (Content-Length: {error.declared})"
             raise ResponseShapeError(
-                f"{self._where}: the answer is larger than max_response_bytes={error.cap}{declared}"
+                f"{where}: the answer is larger than max_response_bytes={error.cap}{declared}"
             ) from None
         except client.errors as error:
             reason = redact_secrets(str(error), self._secrets) or "the connection failed"
-            failure = f"{self._where}: {type(error).__qualname__}: {reason}"
+            failure = f"{where}: {type(error).__qualname__}: {reason}"
             raise HttpConnectionError(failure) from error
 
+    def _all_clients(self) -> list[LoopClients]:
+        return [self._clients] + ([] if self._batch is None else [self._batch.clients])
+
     async def __aenter__(self) -> Self:
-        await self._clients.enter()
+        for clients in self._all_clients():
+            await clients.enter()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._clients.exit()
+        for clients in self._all_clients():
+            await clients.exit()
 
     async def aclose(self) -> None:
-        """Close the running event loop's client now; a later search opens a new one."""
-        await self._clients.aclose()
+        """Close the running event loop's clients now; a later search opens new ones."""
+        for clients in self._all_clients():
+            await clients.aclose()
 
     def _parse(self, answer: bytes) -> list[str] | list[SearchHit]:
+        """The ranking in the one-query endpoint's ``answer``."""
+        return self._ranking(self._document(answer, self._where), answer, self._where)
+
+    def _document(self, answer: bytes, where: str) -> Any:
         try:
-            document = loads_strict(answer)
+            return loads_strict(answer)
         except JsonProblem as problem:
-            raise self._shape_error("a JSON body", answer, problem) from None
-        items = _walk(document, self._results_path)
+            raise self._shape_error("a JSON body", answer, problem, where=where) from None
+
+    def _ranking(self, document: Any, answer: bytes, where: str) -> list[str] | list[SearchHit]:
+        """The ranking in one query's answer ``document`` (``answer``: the body it is in)."""
+        items = walk(document, self._results_path)
         if not isinstance(items, list):
-            where = f"at {self.results!r}" if self.results else "as the whole answer"
-            raise self._shape_error(f"a list of results {where}", answer)
-        ids = [_walk(item, self._id_path) if isinstance(item, dict) else item for item in items]
+            place = f"at {self.results!r}" if self.results else "as the whole answer"
+            raise self._shape_error(f"a list of results {place}", answer, where=where)
+        ids = [walk(item, self._id_path) if isinstance(item, dict) else item for item in items]
         if not all(type(doc_id) is str for doc_id in ids):
-            ids = [self._doc_id(doc_id, position, answer) for position, doc_id in enumerate(ids)]
+            ids = [self._doc_id(doc_id, n, answer, where) for n, doc_id in enumerate(ids)]
         if self._score_path is None:
             return ids
         hits = []
         for position, (item, doc_id) in enumerate(zip(items, ids, strict=True)):
-            score = _walk(item, self._score_path) if isinstance(item, dict) else _MISSING
+            score = walk(item, self._score_path) if isinstance(item, dict) else MISSING
             if isinstance(score, bool) or not isinstance(score, int | float):
                 expected = f"result {position} to hold a number at {self.score_field!r}"
-                raise self._shape_error(expected, answer)
+                raise self._shape_error(expected, answer, where=where)
             hits.append(SearchHit(Segment(doc_id, "", 0, 0, f"{doc_id}:0"), float(score)))
         return hits
 
-    def _doc_id(self, value: Any, position: int, answer: bytes) -> str:
+    def _doc_id(self, value: Any, position: int, answer: bytes, where: str) -> str:
         if isinstance(value, str):
             return value
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         expected = f"result {position} to be an object with a doc id at {self.id_field!r}"
-        raise self._shape_error(expected + " or a doc-id string", answer)
+        raise self._shape_error(expected + " or a doc-id string", answer, where=where)
 
     def _shape_error(
-        self, expected: str, answer: bytes, problem: JsonProblem | None = None
+        self, expected: str, answer: bytes, problem: JsonProblem | None = None, *, where: str
     ) -> ResponseShapeError:
         why = "" if problem is None else f": {problem}"
         got = self._excerpt(answer)
-        return ResponseShapeError(f"{self._where}: expected {expected}, got {got}{why}")
+        return ResponseShapeError(f"{where}: expected {expected}, got {got}{why}")
 
     def _excerpt(self, data: bytes) -> str:
         """The start of a body, its secrets hidden before it is cut so no part of one shows."""

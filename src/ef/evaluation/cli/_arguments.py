@@ -237,6 +237,7 @@ _KEYWORDS = {
     "metrics": "metrics",
     "limit": "limit",
     "max_concurrency": "max_concurrency",
+    "batch_size": "batch_size",
     "timeout": "timeout",
     "retries": "retries",
     "on_error": "on_error",

@@ -46,6 +46,19 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
         "--http-score-field", metavar="NAME", help="a result's score, saved with --save-run"
     )
     http.add_argument(
+        "--http-batch-url",
+        metavar="URL",
+        help="the service's endpoint for a batch of queries (a path such as /search/batch, or a "
+        'URL on the same service): POST {"queries": [...], "limit"}, answering {"answers": '
+        "[one answer per query, each shaped as the one-query answer]}",
+    )
+    http.add_argument(
+        "--http-batch-answers",
+        default="answers",
+        metavar="PATH",
+        help="dotted path to the list of answers in a batch's answer",
+    )
+    http.add_argument(
         "--http-header",
         type=_header,
         action="append",
@@ -63,6 +76,8 @@ def http_options(args: argparse.Namespace) -> dict[str, Any]:
         "id_field": args.http_id_field,
         "score_field": args.http_score_field,
         "headers": dict(args.http_header) or None,
+        "batch_url": args.http_batch_url,
+        "batch_answers": args.http_batch_answers,
     }
 
 

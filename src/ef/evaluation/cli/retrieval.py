@@ -124,6 +124,14 @@ def add_parser(subparsers: Subparsers) -> None:
         help="queries in flight at once (default: 1 for a sync retriever, 16 for an async one)",
     )
     runner.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="N",
+        help="queries per call for a retriever that answers batches (bm25, st:MODEL, an "
+        "object with search_batch, a URL with --http-batch-url); 1 asks one query at a time "
+        "(default: the retriever's own batch_size, else 32)",
+    )
+    runner.add_argument(
         "--timeout", type=seconds, metavar="SECONDS", help="time allowed per attempt"
     )
     runner.add_argument(
