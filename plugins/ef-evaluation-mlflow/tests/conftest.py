@@ -17,8 +17,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,6 +134,32 @@ def silent_server() -> Iterator[str]:
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def _download(client: Any, run_id: str, path: str, folder: str | os.PathLike[str]) -> str:
+    """``client.download_artifacts(run_id, path, folder)``, asked up to three times.
+
+    On a loaded machine a download of a folder the server lists can fail once (MLflow then says
+    only that the path may be wrong): the listing is checked first, so a run that really lacks
+    the artifacts still fails at once, naming them.
+    """
+    parent = path.rpartition("/")[0]
+    listed = [item.path for item in client.list_artifacts(run_id, parent or None)]
+    assert path in listed, f"run {run_id} has no artifact {path!r} (it has {listed})"
+    for attempt in range(3):
+        try:
+            return str(client.download_artifacts(run_id, path, str(folder)))
+        except Exception:
+            if attempt == 2:
+                raise
+            time.sleep(1.0 + attempt)
+    raise AssertionError("unreachable")
+
+
+@pytest.fixture
+def download() -> Callable[[Any, str, str, str | os.PathLike[str]], str]:
+    """:func:`_download`: a run's artifacts into a folder, robust to a loaded machine."""
+    return _download
 
 
 @pytest.fixture

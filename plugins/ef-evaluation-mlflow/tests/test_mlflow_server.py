@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,10 @@ from ef_evaluation_mlflow import ENV_TIMEOUT, ReportNotFoundError, log_report
 pytestmark = pytest.mark.timeout(300)  # the session's server starts within the first test
 
 
-def _downloaded(client: MlflowClient, run_id: str, folder: Path) -> dict[str, bytes]:
-    local = client.download_artifacts(run_id, "ef", str(folder))
+def _downloaded(
+    download: Callable[..., str], client: MlflowClient, run_id: str, folder: Path
+) -> dict[str, bytes]:
+    local = download(client, run_id, "ef", folder)
     return {name: Path(local, name).read_bytes() for name in sorted(os.listdir(local))}
 
 
@@ -47,7 +50,9 @@ def _rows(table: dict[str, Any], *key_columns: str) -> dict[tuple[Any, ...], Any
     return {tuple(row[i] for i in at): row[value] for row in table["data"]}
 
 
-def test_a_retrieval_report_is_logged_found_downloaded_and_read_back(tracking, inputs, tmp_path):
+def test_a_retrieval_report_is_logged_found_downloaded_and_read_back(
+    tracking, inputs, tmp_path, download
+):
     qrels = read_trec_qrels(inputs["qrels.txt"])
     report = evaluate_run(str(inputs["bm25.txt"]), qrels, k_values=(1, 3, 10), relevance_level=1)
     logged = log_report(report, experiment="logging", run_name="bm25", dataset="tiny-trec")
@@ -82,7 +87,7 @@ def test_a_retrieval_report_is_logged_found_downloaded_and_read_back(tracking, i
     )
     assert [each.info.run_id for each in found] == [logged.run_id]
 
-    files = _downloaded(client, logged.run_id, tmp_path)
+    files = _downloaded(download, client, logged.run_id, tmp_path)
     assert sorted(files) == ["per_query.json", "report.html", "report.json"]
     assert files["report.json"] == report.to_json().encode()
     table = json.loads(files["per_query.json"])
@@ -101,7 +106,9 @@ def test_a_retrieval_report_is_logged_found_downloaded_and_read_back(tracking, i
     assert back == report and back.to_json() == report.to_json()
 
 
-def test_a_comparison_has_a_child_run_per_system_with_its_tests(tracking, inputs, tmp_path):
+def test_a_comparison_has_a_child_run_per_system_with_its_tests(
+    tracking, inputs, tmp_path, download
+):
     qrels = read_trec_qrels(inputs["qrels.txt"])
     reports = {
         name.removesuffix(".txt"): evaluate_run(str(inputs[name]), qrels, k_values=(10,))
@@ -151,7 +158,7 @@ def test_a_comparison_has_a_child_run_per_system_with_its_tests(tracking, inputs
     parent = client.get_run(logged.run_id).data
     assert json.loads(parent.params["systems"]) == ["bm25", "dense"]
     assert parent.params["baseline"] == "bm25" and parent.tags["ef.kind"] == "comparison"
-    files = _downloaded(client, logged.run_id, tmp_path)
+    files = _downloaded(download, client, logged.run_id, tmp_path)
     assert sorted(files) == ["comparisons.json", "per_query.json", "report.html", "report.json"]
     per_query = _rows(json.loads(files["per_query.json"]), "system", "query_id", "metric")
     assert per_query[("dense", "q1", "ndcg@10")] == report.per_query["dense"]["q1"]["ndcg@10"]

@@ -104,7 +104,9 @@ def _check_cell(client: MlflowClient, run: Any, cell: RetrievalEvalReport, datas
     assert read_report(f"mlflow:{run.info.run_id}") == cell
 
 
-def test_a_suite_is_one_parent_run_with_a_child_run_per_cell(tracking, suite_inputs, tmp_path):
+def test_a_suite_is_one_parent_run_with_a_child_run_per_cell(
+    tracking, suite_inputs, tmp_path, download
+):
     suite = _suite(suite_inputs)
     assert suite.datasets == ("stdlib-docs", "tiny") and suite.systems == ("bm25", "overlap")
     logged = log_report(suite, experiment="suites")
@@ -138,7 +140,7 @@ def test_a_suite_is_one_parent_run_with_a_child_run_per_cell(tracking, suite_inp
     )
     assert [run.info.run_id for run in found] == [logged.run_id]
 
-    local = Path(client.download_artifacts(logged.run_id, "ef", str(tmp_path)))
+    local = Path(download(client, logged.run_id, "ef", tmp_path))
     assert sorted(os.listdir(local)) == [
         "cells.json",
         "means.json",
@@ -162,9 +164,7 @@ def test_a_suite_is_one_parent_run_with_a_child_run_per_cell(tracking, suite_inp
         assert run.data.tags["ef.system"] == system
         _check_cell(client, run, suite.cells[dataset][system], dataset)
     (tmp_path / "cell").mkdir()
-    cell_files = client.download_artifacts(
-        logged.children["bm25 on tiny"], "ef", str(tmp_path / "cell")
-    )
+    cell_files = download(client, logged.children["bm25 on tiny"], "ef", tmp_path / "cell")
     assert sorted(os.listdir(cell_files)) == ["per_query.json", "report.html", "report.json"]
 
     # The tiny dataset's cells, as pytrec_eval computes them from the runs the suite made.
