@@ -227,7 +227,7 @@ class QualityGate:
                 baseline,
                 checked.config.rules,
                 allow_changed_qrels=checked.allow_changed_qrels,
-                **_check_options(checked.config),
+                **checked.config.check_options(),
             )
         except (ValueError, TypeError) as error:
             message = str(error)
@@ -237,14 +237,3 @@ class QualityGate:
         if not report.passed:
             pytest.fail(report.to_text(), pytrace=False)
         return report
-
-
-def _check_options(config: GateConfig) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if config.alpha is not None:
-        options["alpha"] = config.alpha
-    if config.test is not None:
-        options["test"] = config.test
-    if config.has_correction:
-        options["correction"] = config.correction
-    return options

@@ -142,6 +142,22 @@ class GateConfig:
             has_correction=self.has_correction or other.has_correction,
         )
 
+    def check_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`check` this config sets (``alpha``, ``test``,
+        ``correction``), leaving the others to :func:`check`'s defaults.
+
+        >>> GateConfig(alpha=0.01, correction=None, has_correction=True).check_options()
+        {'alpha': 0.01, 'correction': None}
+        """
+        options: dict[str, Any] = {}
+        if self.alpha is not None:
+            options["alpha"] = self.alpha
+        if self.test is not None:
+            options["test"] = self.test
+        if self.has_correction:
+            options["correction"] = self.correction
+        return options
+
 
 def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
     """The rules and options of a ``[tool.ef-evaluation.check]`` table: ``alpha``, ``test``

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ef.evaluation._report.frames import Column
+from ef.evaluation._report.frames import Column, ColumnType
 from ef.evaluation._report.groups import group_means_columns, grouped_rows
 
 if TYPE_CHECKING:
@@ -29,6 +29,25 @@ def _interval_columns(
     ]
 
 
+def _value_columns(
+    id_column: str,
+    rows: Sequence[tuple[str, str, float | None]],
+    groups: Mapping[str, Sequence[str]] | None,
+) -> list[Column]:
+    """``ID, metric, value`` columns of ``rows``; with ``groups``, one row per group of each
+    id and a ``group`` column (missing for an id in no group)."""
+    named: list[tuple[str, ColumnType]] = [
+        (id_column, "string"),
+        ("metric", "string"),
+        ("value", "float"),
+    ]
+    if groups is None:
+        return [(name, kind, [row[i] for row in rows]) for i, (name, kind) in enumerate(named)]
+    grouped = grouped_rows(rows, groups)
+    named.append(("group", "string"))
+    return [(name, kind, [row[i] for row in grouped]) for i, (name, kind) in enumerate(named)]
+
+
 def retrieval_columns(report: RetrievalEvalReport, means: bool) -> list[Column]:
     """:meth:`RetrievalEvalReport.frame_columns`."""
     if means:
@@ -40,19 +59,7 @@ def retrieval_columns(report: RetrievalEvalReport, means: bool) -> list[Column]:
             *_interval_columns(report.intervals, report.metrics),
         ]
     rows = [(q, key, v) for q, values in report.per_query.items() for key, v in values.items()]
-    if report.groups:
-        grouped = grouped_rows(rows, report.query_groups)
-        return [
-            ("query_id", "string", [row[0] for row in grouped]),
-            ("metric", "string", [row[1] for row in grouped]),
-            ("value", "float", [row[2] for row in grouped]),
-            ("group", "string", [row[3] for row in grouped]),
-        ]
-    return [
-        ("query_id", "string", [row[0] for row in rows]),
-        ("metric", "string", [row[1] for row in rows]),
-        ("value", "float", [row[2] for row in rows]),
-    ]
+    return _value_columns("query_id", rows, report.query_groups if report.groups else None)
 
 
 def rag_columns(report: RagEvalReport, means: bool) -> list[Column]:
@@ -72,16 +79,5 @@ def rag_columns(report: RagEvalReport, means: bool) -> list[Column]:
         for sample_id, values in zip(ids, report.per_sample, strict=True)
         for key, value in values.items()
     ]
-    if report.groups:
-        grouped = grouped_rows(rows, dict(zip(ids, report.sample_groups, strict=True)))
-        return [
-            ("sample_id", "string", [row[0] for row in grouped]),
-            ("metric", "string", [row[1] for row in grouped]),
-            ("value", "float", [row[2] for row in grouped]),
-            ("group", "string", [row[3] for row in grouped]),
-        ]
-    return [
-        ("sample_id", "string", [row[0] for row in rows]),
-        ("metric", "string", [row[1] for row in rows]),
-        ("value", "float", [row[2] for row in rows]),
-    ]
+    groups = dict(zip(ids, report.sample_groups, strict=True)) if report.groups else None
+    return _value_columns("sample_id", rows, groups)

@@ -20,7 +20,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ef.evaluation import (
     CORRECTIONS,
@@ -278,13 +278,7 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
     baseline = read_report(args.baseline)
     if not isinstance(baseline, RetrievalEvalReport):
         raise ValueError(f"{args.baseline}: a {type(baseline).__name__}, not a retrieval report")
-    options: dict[str, Any] = {"allow_changed_qrels": args.allow_changed_qrels}
-    if config.alpha is not None:
-        options["alpha"] = config.alpha
-    if config.test is not None:
-        options["test"] = config.test
-    if config.has_correction:
-        options["correction"] = config.correction
+    options = {"allow_changed_qrels": args.allow_changed_qrels, **config.check_options()}
     try:
         report = check(current, baseline, config.rules, **options)
     except ValueError as error:
