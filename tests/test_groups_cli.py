@@ -184,3 +184,28 @@ def test_groups_file_path_of_a_run_is_given_to_the_page(files, capsys, tmp_path)
     )  # fmt: skip
     assert code == 0
     assert 'id="groups"' in Path(page).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("format_", ["csv", "tsv"])
+def test_compare_writes_each_groups_comparisons_as_rows(files, capsys, format_):
+    import csv
+    import io
+
+    arguments = [files["qrels"], files["runs"]["bm25"], files["runs"]["dense"]]
+    arguments += ["--baseline", "bm25.txt", "--groups", files["groups"]]
+    code, out, _ = _ef(capsys, "compare", *arguments, "--format", "json")
+    assert code == 0
+    report = ComparisonReport.from_json(out)
+    code, out, _ = _ef(capsys, "compare", *arguments, "--format", format_)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out), delimiter="," if format_ == "csv" else "\t"))
+    expected = [*report.comparisons, *report.group_comparisons]
+    assert len(rows) == len(expected) and len(report.group_comparisons) > 0
+    for row, comparison in zip(rows, expected, strict=True):
+        assert row["group"] == (comparison.group or "")
+        assert (row["system"], row["metric"]) == (comparison.system, comparison.metric)
+        assert float(row["mean"]) == comparison.mean
+        assert float(row["baseline_mean"]) == comparison.baseline_mean
+        p_value = comparison.adjusted_p_values["t-test"]
+        assert float(row["p_t-test_adjusted"]) == pytest.approx(p_value, rel=1e-15)
+        assert row["significant"] == ("yes" if p_value <= report.alpha else "no")

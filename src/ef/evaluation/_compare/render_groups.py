@@ -19,17 +19,9 @@ from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
 
-    from ef.evaluation._compare.report import ComparisonReport, PairedComparison
+    from ef.evaluation._compare.report import ComparisonReport
 
 __all__ = ["group_caption", "group_correction", "group_markdown", "group_rows", "group_table"]
-
-
-def _significant(report: ComparisonReport, row: PairedComparison, test: str) -> bool:
-    if test == "bootstrap":
-        interval = row.confidence_interval
-        return interval is not None and (interval[0] > 0.0 or interval[1] < 0.0)
-    p_value = row.adjusted_p_values.get(test)
-    return p_value is not None and p_value <= report.alpha
 
 
 def group_rows(report: ComparisonReport, test: str, digits: int) -> list[list[str]]:
@@ -50,7 +42,7 @@ def group_rows(report: ComparisonReport, test: str, digits: int) -> list[list[st
                     if row.group == group
                     and row.metric == metric
                     and system in (row.system, row.baseline)
-                    and _significant(report, row, test)
+                    and report.row_significant(row, test)
                 ]
                 mark = ""
                 if report.baseline is not None and any(r.system == system for r in found):

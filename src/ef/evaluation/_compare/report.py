@@ -250,10 +250,19 @@ class ComparisonReport(FrameOutputs, JsonReport):
         :param test: which test decides; ``None`` means the first of :attr:`tests`.
         :raises KeyError: for an unknown system or metric, or a test the report did not run.
         """
+        return self.row_significant(self.comparison(system, metric, against), test)
+
+    def row_significant(self, row: PairedComparison, test: str | None = None) -> bool:
+        """Whether the comparison ``row`` (one of :attr:`comparisons` or
+        :attr:`group_comparisons`) is significant by ``test`` (``None``: the first of
+        :attr:`tests`): its adjusted p-value at most :attr:`alpha`, or for the bootstrap its
+        interval excluding 0.
+
+        :raises KeyError: for a test the report did not run.
+        """
         test = self.tests[0] if test is None else test
         if test not in self.tests:
             raise KeyError(f"test {test!r} was not run (ran: {', '.join(self.tests)})")
-        row = self.comparison(system, metric, against)
         if test == "bootstrap":
             interval = row.confidence_interval
             return interval is not None and (interval[0] > 0.0 or interval[1] < 0.0)

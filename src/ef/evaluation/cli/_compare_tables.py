@@ -91,10 +91,14 @@ def print_comparison(report: ComparisonReport, stream: IO[str], *, terminal: boo
 
 
 def comparison_columns(report: ComparisonReport) -> tuple[list[str], list[list[Any]]]:
-    """The columns of one row per comparison, and the rows (``None`` where nothing applies)."""
+    """The columns of one row per comparison, and the rows (``None`` where nothing applies);
+    compared with query groups, each group's comparisons follow, named in a ``group`` column
+    (empty on the rows over all queries)."""
     p_tests = [test for test in report.tests if test != "bootstrap"]
     pairs = report.baseline is None
-    columns = ["system", *(["baseline"] if pairs else []), "metric", "mean", "baseline_mean"]
+    grouped = bool(report.group_comparisons)
+    columns = ["system", *(["baseline"] if pairs else []), "metric"]
+    columns += [*(["group"] if grouped else []), "mean", "baseline_mean"]
     columns.append("difference")
     if "bootstrap" in report.tests:
         columns += ["ci_low", "ci_high"]
@@ -105,9 +109,9 @@ def comparison_columns(report: ComparisonReport) -> tuple[list[str], list[list[A
         columns += ["urisk", "trisk", "risk", "georisk"]
     columns.append("significant")
     rows = []
-    for row in report.comparisons:
+    for row in (*report.comparisons, *report.group_comparisons):
         cells: list[Any] = [row.system, *([row.baseline] if pairs else []), row.metric]
-        cells += [row.mean, row.baseline_mean, row.difference]
+        cells += [*([row.group] if grouped else []), row.mean, row.baseline_mean, row.difference]
         if "bootstrap" in report.tests:
             cells += list(row.confidence_interval or (None, None))
         cells += [row.effect_size, row.wins, row.ties, row.losses]
@@ -115,9 +119,9 @@ def comparison_columns(report: ComparisonReport) -> tuple[list[str], list[list[A
             cells += [row.p_values[test], row.adjusted_p_values[test]]
         if report.risk_alpha is not None:
             cells += [row.urisk, row.trisk, row.risk_reading]
-            cells.append(report.georisk[row.system].get(row.metric))
-        significant = report.significant(row.system, row.metric, against=row.baseline)
-        cells.append("yes" if significant else "no")
+            overall = row.group is None  # GeoRisk is over all queries only
+            cells.append(report.georisk[row.system].get(row.metric) if overall else None)
+        cells.append("yes" if report.row_significant(row) else "no")
         rows.append(cells)
     return columns, rows
 
