@@ -33,7 +33,9 @@ lists, pytrec_eval on its dict of dicts, ``ef ÷ pytrec_eval`` the ratio of medi
 
     python benchmarks/bench_scoring.py --sweep --workload beir --repeats 7
 
-``--cpu`` times the sweep in CPU time, fastest sample kept (steadier on a shared machine, for
+Each call is timed in wall time and CPU time at once, and ef on new qrels once more with the
+speedups plugin switched off (the pure-Python path). ``--cpu`` keeps the fastest sample
+instead of the median (steadier on a shared machine, for
 comparing two versions of ef); ``--sizes 1000x10,300x100`` runs only those sizes.
 ``--no-qrels-pass`` switches off a compiled first pass over plain qrels (the speedups plugin's
 ``ef_evaluation_qrels_pass``), so a first evaluation digests and sorts the qrels in Python: run
@@ -386,52 +388,83 @@ def sweep(
     ef keeps what it learnt of a qrels (its checked positive grades, ideal DCGs) for later
     evaluations against the same judgements, while pytrec_eval's call builds its evaluator from
     the qrels every time; so ef is also timed on judgements it has not seen ("new qrels": what
-    it kept is dropped before each call), the cost of a single evaluation in a fresh process.
-    Each size is its own workload of the chosen shape; the calls alternate (their order
-    alternates too), after one untimed call each. Small sizes get more repeats, so every
-    median rests on at least ``repeats`` samples and about a second of timing.
+    it kept is dropped before each call), the cost of a single evaluation in a fresh process,
+    and so again with the speedups plugin switched off ("pure": the pure-Python path, switched
+    outside the timed call; the same as "new qrels" when the plugin is not installed). Each
+    size is its own workload of the chosen shape; the calls alternate (their order alternates
+    too), after one untimed call each. Small sizes get more repeats, so every median rests on
+    at least ``repeats`` samples and about a second of timing. Each call is timed in wall time
+    and in CPU time (:func:`time.process_time`) at once.
 
-    With ``cpu``, each call is timed in CPU time (:func:`time.process_time`) and the fastest
-    sample is kept instead of the median: steadier on a shared machine, for comparing changes.
+    With ``cpu``, the fastest sample of each is kept instead of the median: steadier on a
+    shared machine, for comparing two versions of ef.
     """
     build = {"msmarco": workloads.msmarco_shape, "beir": workloads.beir_shape}[shape]
-    clock = time.process_time if cpu else time.perf_counter
     summary: Callable[[list[float]], float] = min if cpu else statistics.median
     warm_up_ef_and_pytrec_eval()
+    plugin = _speedups_loaded()
     rows = []
     for n_queries, depth in sizes or SWEEP_SIZES:
         workload = build(n_queries=n_queries, depth=depth)
         scored, qrels, qrels_int = workload.scored(), workload.qrels, workload.qrels_int
         calls = {
             "ef": functools.partial(ef_call, workload.ranked, qrels),
-            "ef first": functools.partial(ef_first_call, workload.ranked, qrels),
+            "ef_first": functools.partial(ef_first_call, workload.ranked, qrels),
+            "ef_pure": functools.partial(ef_first_call, workload.ranked, qrels),
             "pytrec_eval": functools.partial(pytrec_eval_call, scored, qrels_int),
         }
         gc.collect()
         gc.freeze()
-        outputs = {name: call() for name, call in calls.items()}  # untimed: first-use costs
-        first, _ = timed(calls["pytrec_eval"], clock)
+        outputs = {name: _switched(name, plugin, call) for name, call in calls.items()}
+        first, _ = timed(calls["pytrec_eval"])
         count = max(repeats, min(200, int(0.5 / max(first, 1e-6))))
-        samples: dict[str, list[float]] = {name: [] for name in calls}
+        walls: dict[str, list[float]] = {name: [] for name in calls}
+        cpus: dict[str, list[float]] = {name: [] for name in calls}
         for repeat in range(count):
             for name in sorted(calls, reverse=bool(repeat % 2)):
-                seconds, _ = timed(calls[name], clock)
-                samples[name].append(seconds)
+                wall, cpu_time = _switched(name, plugin, lambda c=calls[name]: timed_both(c))
+                walls[name].append(wall)
+                cpus[name].append(cpu_time)
         gc.unfreeze()
-        ef_s, first_s, pytrec_s = (summary(samples[name]) for name in calls)
-        rows.append(
-            {
-                "queries": n_queries,
-                "depth": depth,
-                "repeats": count,
-                "ef": ef_s,
-                "ef_first": first_s,
-                "pytrec_eval": pytrec_s,
-                "max_abs_diff": agreement(outputs["pytrec_eval"], outputs["ef"]),
-            }
+        row: dict[str, Any] = {"queries": n_queries, "depth": depth, "repeats": count}
+        for name in calls:
+            row[name] = summary(walls[name])
+            row[f"{name}_cpu"] = summary(cpus[name])
+        row["max_abs_diff"] = max(
+            agreement(outputs["pytrec_eval"], outputs[name]) for name in calls
         )
+        row["plugin"] = plugin
+        rows.append(row)
         print(render_sweep_row(rows[-1]), flush=True)
     return rows
+
+
+def timed_both(call: Callable[[], Means]) -> tuple[float, float]:
+    """The wall and CPU seconds of one call."""
+    gc.collect()
+    wall, cpu_start = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - wall, time.process_time() - cpu_start
+
+
+def _speedups_loaded() -> bool:
+    from ef.evaluation import list_plugins
+
+    return any(info.name == "speedups" for info in list_plugins())
+
+
+def _switched(name: str, plugin: bool, call: Callable[[], Any]) -> Any:
+    """``call()``, with the speedups plugin off for the "pure" calls. The switch, and a tiny
+    evaluation after it each way (the plugins' answers are asked again), are not timed."""
+    if name != "ef_pure" or not plugin:
+        return call()
+    from ef.evaluation.extending import plugin_disabled
+
+    with plugin_disabled("speedups"):
+        ef_call({"q": ["a", "b"]}, {"q": {"a": 1.0}})
+        out = call()
+    ef_call({"q": ["a", "b"]}, {"q": {"a": 1.0}})
+    return out
 
 
 def warm_up_ef_and_pytrec_eval() -> None:
@@ -440,21 +473,26 @@ def warm_up_ef_and_pytrec_eval() -> None:
 
 
 SWEEP_HEADER = [
-    "| queries × docs | runs | ef ms | ef µs/query | pytrec_eval ms | pytrec_eval µs/query "
-    "| ef ÷ pytrec_eval | ef, new qrels, ms | ef, new qrels ÷ pytrec_eval | agreement |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    "| queries × docs | runs | pytrec_eval ms | ef ÷ pytrec_eval: seen qrels, wall / CPU "
+    "| new qrels, wall / CPU | new qrels, pure path, wall / CPU | ef µs/query (new) | agreement |",
+    "|---|---:|---:|---:|---:|---:|---:|---|",
 ]
 
 
 def render_sweep_row(row: Mapping[str, Any]) -> str:
     n = row["queries"]
     ok = "✓" if row["max_abs_diff"] <= TOLERANCE else "✗"
+
+    def ratios(name: str) -> str:
+        wall = row[name] / row["pytrec_eval"]
+        cpu = row[f"{name}_cpu"] / row["pytrec_eval_cpu"]
+        return f"{wall:.2f} / {cpu:.2f}"
+
+    pure = ratios("ef_pure") if row["plugin"] else "(no plugin)"
     return (
-        f"| {n:,} × {row['depth']:,} | {row['repeats']} | {row['ef'] * 1e3:.2f} "
-        f"| {row['ef'] / n * 1e6:.1f} | {row['pytrec_eval'] * 1e3:.2f} "
-        f"| {row['pytrec_eval'] / n * 1e6:.1f} | {row['ef'] / row['pytrec_eval']:.2f} "
-        f"| {row['ef_first'] * 1e3:.2f} | {row['ef_first'] / row['pytrec_eval']:.2f} "
-        f"| {ok} {row['max_abs_diff']:.1e} |"
+        f"| {n:,} × {row['depth']:,} | {row['repeats']} | {row['pytrec_eval'] * 1e3:.2f} "
+        f"| {ratios('ef')} | {ratios('ef_first')} | {pure} "
+        f"| {row['ef_first'] / n * 1e6:.1f} | {ok} {row['max_abs_diff']:.1e} |"
     )
 
 
@@ -472,7 +510,7 @@ def main() -> None:
         help="ef beside pytrec_eval from 100×10 to 7,000×1,000 docs, in --workload's shape",
     )
     parser.add_argument(
-        "--cpu", action="store_true", help="--sweep in CPU time, fastest sample of each call"
+        "--cpu", action="store_true", help="--sweep: the fastest sample of each, not the median"
     )
     parser.add_argument(
         "--sizes", help="--sweep only these sizes, queries×docs, comma-separated: 1000x10,300x100"

@@ -263,10 +263,10 @@ def test_every_hook_has_a_test_and_docs():
     from ef.evaluation._plugins import hookspecs as _hookspecs
 
     hooks = [name for name in dir(_hookspecs) if name.startswith("ef_evaluation_")]
-    assert len(hooks) == 12
+    assert len(hooks) == 13
     root = pathlib.Path(__file__).parents[1]
-    # The fusion hooks are tested beside fusion itself, the fusion kernel and the qrels pass
-    # beside their C ones.
+    # The fusion hooks are tested beside fusion itself, the fusion kernel, the qrels pass and
+    # the ranking kernel beside their C ones.
     tests = "".join(
         (root / name).read_text()
         for name in (
@@ -275,6 +275,7 @@ def test_every_hook_has_a_test_and_docs():
             "tests/test_plugin_extensions.py",
             "plugins/ef-evaluation-speedups/tests/test_fusion_kernel.py",
             "plugins/ef-evaluation-speedups/tests/test_qrels_pass.py",
+            "plugins/ef-evaluation-speedups/tests/test_ranking_kernel.py",
         )
     )
     docs = (root / "docs" / "plugins.md").read_text()

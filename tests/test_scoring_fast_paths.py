@@ -9,6 +9,7 @@ grades must not read another's values.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 from collections import OrderedDict
@@ -96,7 +97,21 @@ def test_kept_ideal_dcgs_never_cross_cutoffs_or_grades():
     assert other_grades.metrics["ndcg@10"] != first.metrics["ndcg@10"]
 
 
+def _pure_path():
+    """The pure-Python path: a compiled kernel, when a plugin offers one, keeps no ideal DCGs."""
+    from ef.evaluation import list_plugins
+    from ef.evaluation.extending import plugin_disabled
+
+    loaded = any(info.name == "speedups" for info in list_plugins())
+    return plugin_disabled("speedups") if loaded else contextlib.nullcontext()
+
+
 def test_kept_ideal_dcgs_stay_bounded(monkeypatch):
+    with _pure_path():
+        _kept_ideal_dcgs_stay_bounded(monkeypatch)
+
+
+def _kept_ideal_dcgs_stay_bounded(monkeypatch):
     monkeypatch.setattr(_cutoffs, "_IDEAL_DCGS_KEPT", 5)
     monkeypatch.setattr(_cutoffs, "_IDEAL_DCGS_CUTOFFS", 2)
     _cutoffs._IDEAL_DCGS.clear()

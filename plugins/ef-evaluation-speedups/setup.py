@@ -16,6 +16,11 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
         Extension(
+            "ef_evaluation_speedups._ranking",
+            sources=["src/ef_evaluation_speedups/_ranking.c"],
+            extra_compile_args=["-O2", "-ffp-contract=off"],
+        ),
+        Extension(
             "ef_evaluation_speedups._qrels",
             sources=["src/ef_evaluation_speedups/_qrels.c"],
             extra_compile_args=["-O2", "-ffp-contract=off"],

@@ -21,8 +21,10 @@ def test_the_installed_plugin_is_the_compiled_one():
     assert info.hooks == (
         "ef_evaluation_fusion_kernel",
         "ef_evaluation_qrels_pass",
+        "ef_evaluation_ranking_kernel",
         "ef_evaluation_trec_run_parser",
     )
     assert ef_evaluation_speedups._trec_run.__file__.endswith((".so", ".pyd"))
     assert ef_evaluation_speedups._fusion.__file__.endswith((".so", ".pyd"))
     assert ef_evaluation_speedups._qrels.__file__.endswith((".so", ".pyd"))
+    assert ef_evaluation_speedups._ranking.__file__.endswith((".so", ".pyd"))

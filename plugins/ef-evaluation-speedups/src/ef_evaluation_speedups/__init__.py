@@ -1,13 +1,14 @@
-"""Compiled speed-ups for ef-evaluation: a TREC run file parser, a fusion kernel and a first pass
-over plain qrels in C.
+"""Compiled speed-ups for ef-evaluation: a TREC run file parser, a fusion kernel, a first pass
+over plain qrels and a whole-run scoring kernel in C.
 
 Installed, it is found through its entry point and :func:`ef.evaluation.read_trec_run` (and so
 ``ef-eval run``) reads run files with it, :func:`ef.evaluation.fuse` fuses plain runs with
 :func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring), and an
-evaluation's plan digests and sorts plain judgements with :func:`qrels_pass`; nothing else
-changes. The parser gives exactly the built-in
-reader's result (the same dict, in the same order, with the same float values), and for a line
-the built-in reader would reject it steps aside, so the built-in reader reports the error. It
+evaluation's plan digests and sorts plain judgements with :func:`qrels_pass`, and
+:func:`ef.evaluation.evaluate_run` scores a run in memory with ef's built-in metrics through
+:func:`ranking_kernel`; nothing else changes. The parser gives exactly the built-in reader's
+result (the same dict, in the same order, with the same float values), and for a line the
+built-in reader would reject it steps aside, so the built-in reader reports the error. It
 reads the same numbers (ASCII decimals only) and refuses the same lines (longer than
 :data:`MAX_LINE_BYTES`), in time linear in the file's size.
 
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 from ef.evaluation import hookimpl
 
-from ef_evaluation_speedups import _fusion, _qrels
+from ef_evaluation_speedups import _fusion, _qrels, _ranking
 from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "parse_trec_run",
     "parse_trec_run_by_query",
     "qrels_pass",
+    "ranking_kernel",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -206,3 +208,52 @@ def ef_evaluation_qrels_pass() -> object:
     """Offer :func:`qrels_pass` to the plan of every evaluation (:func:`ef.evaluation.evaluate`,
     :func:`ef.evaluation.evaluate_run`)."""
     return qrels_pass
+
+
+def ranking_kernel(
+    run: Any,
+    qrels: Any,
+    ideals: Any,
+    query_ids: list[str],
+    ks: tuple[int, ...],
+    forms: tuple[int, ...],
+    keys: tuple[str, ...],
+    frozen: type,
+) -> tuple[list[dict[str, float] | None], list[int]] | None:
+    """ef.evaluation's built-in cutoff measures of every query of a run, in C, float for float.
+
+    Each query of ``query_ids`` is scored from its entry in ``run`` (an exact ``dict``): a
+    ``list`` of ``str`` doc ids, best first (a repeated id keeps its first rank), or a
+    ``{doc_id: score}`` ``dict`` of exact ``float`` or ``int`` scores, ranked as trec_eval orders
+    it (score descending, ties by doc id descending) without being ordered; no entry scores 0.
+    The relevant ids are those graded ``> 0`` in ``qrels[query_id]``; ``ideals[query_id]`` is
+    the query's positive grades, descending. The values are the measures ``forms`` (0 nDCG,
+    1 recall, 2 precision, 3 reciprocal rank, 4 AP) at every cutoff of ``ks`` (ascending), in
+    that order, under ``keys``, in a new ``frozen`` (a ``dict`` subclass); every query scoring
+    0 shares one. (Below, q1 ranks d1 second once the repeated d2 is dropped; q2's tie puts d3,
+    the larger id, first.)
+
+    :returns: ``(values, depths)`` — per query its values, or ``None`` where it declines the
+        query (an entry of another type, an id that is not a ``str``, a NaN score, an int
+        beyond ``±2**53``), and its entry's length — or ``None`` for a call it declines (a run
+        that is not a ``dict``, a cutoff beyond ``2**53``).
+    :raises MemoryError: when memory runs out.
+
+    >>> values, depths = ranking_kernel(
+    ...     {"q1": ["d2", "d1", "d2"], "q2": {"d1": 0.5, "d3": 0.5}},
+    ...     {"q1": {"d1": 2, "d3": 1}, "q2": {"d3": 1}},
+    ...     {"q1": [2, 1], "q2": [1]},
+    ...     ["q1", "q2"], (1, 2), (1, 3), ("recall@1", "recall@2", "mrr@1", "mrr@2"), dict,
+    ... )
+    >>> values, depths
+    ([{'recall@1': 0.0, 'recall@2': 0.5, 'mrr@1': 0.0, 'mrr@2': 0.5}, \
+{'recall@1': 1.0, 'recall@2': 1.0, 'mrr@1': 1.0, 'mrr@2': 1.0}], [3, 2])
+    """
+    return _ranking.score_run(run, qrels, ideals, query_ids, ks, forms, keys, frozen)
+
+
+@hookimpl
+def ef_evaluation_ranking_kernel() -> object:
+    """Offer :func:`ranking_kernel` to :func:`ef.evaluation.evaluate_run`, which scores whole
+    runs."""
+    return ranking_kernel

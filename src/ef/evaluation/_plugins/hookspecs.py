@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:  # a type name only: the hooks know no more of scoring
+    from ef.evaluation._scoring.compiled import RankingKernel
     from ef.evaluation._scoring.query_plan import QrelsPass
 
 __all__ = ["PROJECT", "FusionKernel", "TrecRunParser", "hookimpl", "hookspec"]
@@ -175,4 +176,24 @@ def ef_evaluation_qrels_pass() -> QrelsPass | None:
     ``float`` or ``int`` grades (no ``bool``, no subclass), all finite — and returns None for
     anything else (and may for any input it chooses not to take): the evaluation then checks,
     digests and sorts the judgements itself, and raises its own errors.
+    """
+
+
+@hookspec(firstresult=True)
+def ef_evaluation_ranking_kernel() -> RankingKernel | None:
+    """Return a compiled kernel that scores a whole run with ef's built-in metrics, or None.
+
+    ``kernel(run, qrels, ideals, query_ids, ks, forms, keys, frozen)`` scores each query of
+    ``query_ids`` from its entry in ``run`` (an exact ``dict``: a ``list`` of doc ids, best
+    first, a repeated id keeping its first rank, or a ``{doc_id: score}`` ``dict`` in
+    trec_eval's order; no entry scores 0), its judgements ``qrels[query_id]`` and its positive
+    grades, descending, ``ideals[query_id]``: the measures ``forms`` (0 nDCG, 1 recall, 2
+    precision, 3 reciprocal rank, 4 AP) at every cutoff of ``ks``, in that order, under
+    ``keys``, in a new ``frozen`` mapping. It returns ``(values, depths)`` — per query its
+    values, or None where it declines the query, and the entry's length — or None for a call
+    it declines. Each value must be the pure path's float for float (the evaluation reads
+    them as they are); a declined query is scored by the pure path, which raises its own
+    errors. Asked only where every query is scored from where its relevant ids landed: plain
+    judgements, built-in metrics only, no relevance level, no measure of trec_eval's
+    vocabulary, no progress callback.
     """

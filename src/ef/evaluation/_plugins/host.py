@@ -40,6 +40,7 @@ from ef.evaluation._plugins.registry import REGISTERED, PluginInfo, Registry
 from ef.evaluation._version import library_version
 
 if TYPE_CHECKING:  # a type name only: the host knows no more of scoring
+    from ef.evaluation._scoring.compiled import RankingKernel
     from ef.evaluation._scoring.query_plan import QrelsPass
 
 __all__ = ["ENV_SELECT", "BuiltinLoader", "PluginHost"]
@@ -374,6 +375,12 @@ class PluginHost:
         """The compiled first pass over plain qrels a plugin provides, if any (resolved once)."""
         qrels_pass: QrelsPass | None = self._resolved_once("ef_evaluation_qrels_pass")
         return qrels_pass
+
+    def ranking_kernel(self) -> RankingKernel | None:
+        """The compiled kernel that scores a whole run a plugin provides, if any (resolved
+        once)."""
+        kernel: RankingKernel | None = self._resolved_once("ef_evaluation_ranking_kernel")
+        return kernel
 
     def plugins(self) -> list[PluginInfo]:
         """Every loaded plugin: the built-ins first, in the order they register, then the others

@@ -25,6 +25,7 @@ from ef.evaluation._running.depth import cut_entry
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
 from ef.evaluation._running.streamed import evaluate_run_file
+from ef.evaluation._scoring.compiled import score_compiled
 from ef.evaluation._scoring.run_queries import check_run_queries
 from ef.evaluation._scoring.score_sheet import ScoreSheet
 from ef.evaluation._types import Qrels
@@ -68,7 +69,10 @@ def score_run(
     add, add_scores = sheet.add_ranking, sheet.add_scores
     empty: list[str] = []
     depth = options.depth
-    for query_id in plan.planned:
+    # A compiled kernel scores what it takes; the pure path the rest (all, without one).
+    kernel = plugins.ranking_kernel() if depth is None else None
+    left = score_compiled(sheet, run, kernel)
+    for query_id in left:
         entry = run.get(query_id) if depth is None else cut_entry(run.get(query_id), depth)
         if entry is None:
             add(query_id, empty, unique=True)

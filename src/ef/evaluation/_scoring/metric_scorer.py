@@ -111,6 +111,8 @@ class MetricScorer:
             else:
                 builtin.append(form)
                 self._steps.append(None)
+        self.builtin_forms = tuple(builtin)
+        """Which of the walk's measures the built-in metrics are, in report order."""
         self._fused = _fused_step(builtin, self.k_values) if builtin else None
         # No other code reads the summaries: the fused step's inputs are all it takes.
         self.builtin_only = bool(builtin) and len(builtin) == len(self.metrics)

@@ -86,6 +86,12 @@ class ScoreSheet:
         self._primary_sum = 0.0
         self._started = time.perf_counter()
 
+    @property
+    def lean(self) -> bool:
+        """Whether every query is scored from where its relevant ids landed alone: plain
+        judgements, built-in metrics only, no option or callback that reads more."""
+        return self._lean
+
     def add_ranking(
         self,
         query_id: str,
