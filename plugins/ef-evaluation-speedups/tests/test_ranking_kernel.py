@@ -97,9 +97,8 @@ def test_the_kernel_gives_the_pure_paths_values_bit_for_bit(seed: int) -> None:
     keys = tuple(expected.per_query[next(iter(expected.per_query))])
     ideals = reference_ideal_grades(qrels)
     planned = [q for q in qrels if ideals[q]]
-    result = ranking_kernel(
-        run, qrels, ideals, planned, ks, tuple(FORMS[m] for m in metrics), keys, dict
-    )
+    picks = tuple(FORMS[m] * len(ks) + c for m in metrics for c in range(len(ks)))
+    result = ranking_kernel(run, qrels, ideals, planned, ks, picks, keys, dict)
     assert result is not None
     values, depths = result
     assert None not in values  # plain input: the kernel takes every query
@@ -170,9 +169,8 @@ def test_what_the_kernel_declines_the_pure_path_scores_or_refuses(case: str) -> 
 def test_a_huge_int_grade_is_left_to_the_pure_path() -> None:
     qrels = {"q1": {"d1": 2**60 + 1, "d2": 3}, "q2": {"d1": 1}}
     run = {"q1": ["d2", "d1"], "q2": ["d1"]}
-    result = ranking_kernel(
-        run, qrels, reference_ideal_grades(qrels), ["q1", "q2"], (1, 2), (0,), ("n@1", "n@2"), dict
-    )
+    ideals = reference_ideal_grades(qrels)
+    result = ranking_kernel(run, qrels, ideals, ["q1", "q2"], (1, 2), (0, 1), ("n@1", "n@2"), dict)
     assert result is not None and result[0][0] is None and result[0][1] == {"n@1": 1.0, "n@2": 1.0}
     with speedups_off():
         expected = _outcome(lambda: _scored(run, qrels, (1, 2), ["ndcg"]))
@@ -190,7 +188,17 @@ def test_a_huge_int_grade_is_left_to_the_pure_path() -> None:
 def test_the_kernel_declines_a_call_it_does_not_take(run: Any, ks: tuple[int, ...]) -> None:
     qrels = {"q1": {"d1": 1}}
     keys = tuple(f"recall@{k}" for k in ks)
-    assert ranking_kernel(run, qrels, {"q1": [1]}, ["q1"], ks, (1,), keys, dict) is None
+    picks = tuple(len(ks) + c for c in range(len(ks)))
+    assert ranking_kernel(run, qrels, {"q1": [1]}, ["q1"], ks, picks, keys, dict) is None
+
+
+def test_the_kernel_declines_a_pick_out_of_range() -> None:
+    qrels = {"q1": {"d1": 1}}
+    picks = (10,)  # five measures at one cutoff: 0 to 4
+    assert (
+        ranking_kernel({"q1": ["d1"]}, qrels, {"q1": [1]}, ["q1"], (1,), picks, ("x",), dict)
+        is None
+    )
 
 
 class Counting:
@@ -205,7 +213,9 @@ class Counting:
     def ef_evaluation_ranking_kernel(self) -> object:
         def kernel(run: Any, qrels: Any, ideals: Any, query_ids: list[str], *rest: Any) -> Any:
             self.asked.append(list(query_ids))
-            return None if self.declines else ranking_kernel(run, qrels, ideals, query_ids, *rest)
+            if self.declines:
+                return None
+            return ranking_kernel(run, qrels, ideals, query_ids, *rest)
 
         return kernel
 
@@ -224,9 +234,53 @@ def test_evaluate_run_hands_the_kernel_whole_runs_and_not_what_it_cannot_take() 
         # Options the kernel does not follow: the pure path alone.
         for options in ({"relevance_level": 1}, {"ignore_identical_ids": True}, {"depth": 5}):
             _scored_with(run, qrels, ks, metrics, **options)
-        _scored_with(run, qrels, ks, [*metrics, "P_5"])
+        _scored_with(run, qrels, ks, [*metrics, "bpref"])
         assert len(counting.asked) == 2
     declining = Counting(declines=True)
     with registered_plugin(declining, name="declining"):
         assert _hex(_scored(run, qrels, ks, metrics).per_query) == _hex(expected.per_query)
         assert len(declining.asked) == 1
+
+
+NOTATIONS = [
+    ["nDCG@10", "P@5", "R@100", "RR@10", "AP@1000"],
+    ["ndcg_cut_10", "P_5", "recall_100", "map_cut_1000"],
+    ["ndcg@3", "mrr@10", "precision@1", "map@100", "recall@5"],
+    ["NDCG@10", "MRR@10", "Recall@100", "MAP@10", "ndcg_cut.10,100"],
+]
+
+
+@pytest.mark.parametrize("names", NOTATIONS, ids=" ".join)
+@pytest.mark.parametrize("seed", range(25))
+def test_measures_named_at_their_own_cutoff_are_the_pure_paths_bit_for_bit(
+    names: list[str], seed: int
+) -> None:
+    run, qrels, ks, metrics = _case(seed)
+    with speedups_off():
+        expected = _scored(run, qrels, ks, metrics + names)
+        alone = evaluate_run(run, qrels, metrics=names, missing_queries="zero")
+    counting = Counting()
+    with registered_plugin(counting, name="counting"):
+        report = _scored(run, qrels, ks, metrics + names)
+        report_alone = evaluate_run(run, qrels, metrics=names, missing_queries="zero")
+    assert len(counting.asked) == 2  # the kernel scored both
+    for got, want in ((report, expected), (report_alone, alone)):
+        assert _hex(got.per_query) == _hex(want.per_query)
+        assert {k: v.hex() for k, v in got.metrics.items()} == {
+            k: v.hex() for k, v in want.metrics.items()
+        }
+        assert got.manifest == want.manifest  # the ranking depths among them
+
+
+def test_measures_with_other_parameters_are_left_to_the_pure_path() -> None:
+    run, qrels, _, _ = _case(3)
+    counting = Counting()
+    with registered_plugin(counting, name="counting"):
+        for names in (
+            ["P(rel=2)@5"],
+            ["nDCG(dcg='exp-log2')@10"],
+            ["bpref"],
+            ["P(judged_only=True)@5"],
+        ):
+            evaluate_run(run, qrels, metrics=names, missing_queries="zero")
+    assert counting.asked == []

@@ -5,7 +5,8 @@ Installed, it is found through its entry point and :func:`ef.evaluation.read_tre
 ``ef-eval run``) reads run files with it, :func:`ef.evaluation.fuse` fuses plain runs with
 :func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring), and an
 evaluation's plan digests and sorts plain judgements with :func:`qrels_pass`, and
-:func:`ef.evaluation.evaluate_run` scores a run in memory with ef's built-in metrics through
+:func:`ef.evaluation.evaluate_run` and :func:`ef.evaluation.compare` score a run in memory with
+the five cutoff measures through
 :func:`ranking_kernel`; nothing else changes. The parser gives exactly the built-in reader's
 result (the same dict, in the same order, with the same float values), and for a line the
 built-in reader would reject it steps aside, so the built-in reader reports the error. It
@@ -216,9 +217,10 @@ def ranking_kernel(
     ideals: Any,
     query_ids: list[str],
     ks: tuple[int, ...],
-    forms: tuple[int, ...],
+    picks: tuple[int, ...],
     keys: tuple[str, ...],
     frozen: type,
+    distinct: bool = False,
 ) -> tuple[list[dict[str, float] | None], list[int]] | None:
     """ef.evaluation's built-in cutoff measures of every query of a run, in C, float for float.
 
@@ -227,29 +229,30 @@ def ranking_kernel(
     ``{doc_id: score}`` ``dict`` of exact ``float`` or ``int`` scores, ranked as trec_eval orders
     it (score descending, ties by doc id descending) without being ordered; no entry scores 0.
     The relevant ids are those graded ``> 0`` in ``qrels[query_id]``; ``ideals[query_id]`` is
-    the query's positive grades, descending. The values are the measures ``forms`` (0 nDCG,
-    1 recall, 2 precision, 3 reciprocal rank, 4 AP) at every cutoff of ``ks`` (ascending), in
-    that order, under ``keys``, in a new ``frozen`` (a ``dict`` subclass); every query scoring
-    0 shares one. (Below, q1 ranks d1 second once the repeated d2 is dropped; q2's tie puts d3,
-    the larger id, first.)
+    the query's positive grades, descending. Five measures are computed at every cutoff of
+    ``ks`` (ascending): 0 nDCG, 1 recall, 2 precision, 3 reciprocal rank, 4 AP; each key of
+    ``keys`` gets the value ``picks`` names for it, ``measure * len(ks) + the cutoff's index``,
+    in a new ``frozen`` (a ``dict`` subclass); every query scoring 0 shares one. (Below, q1
+    ranks d1 second once the repeated d2 is dropped; q2's tie puts d3, the larger id, first.)
 
+    :param distinct: a ranking's depth is its distinct ids, not its length.
     :returns: ``(values, depths)`` — per query its values, or ``None`` where it declines the
         query (an entry of another type, an id that is not a ``str``, a NaN score, an int
         beyond ``±2**53``), and its entry's length — or ``None`` for a call it declines (a run
-        that is not a ``dict``, a cutoff beyond ``2**53``).
+        that is not a ``dict``, a cutoff beyond ``2**53``, a pick out of range).
     :raises MemoryError: when memory runs out.
 
     >>> values, depths = ranking_kernel(
     ...     {"q1": ["d2", "d1", "d2"], "q2": {"d1": 0.5, "d3": 0.5}},
     ...     {"q1": {"d1": 2, "d3": 1}, "q2": {"d3": 1}},
     ...     {"q1": [2, 1], "q2": [1]},
-    ...     ["q1", "q2"], (1, 2), (1, 3), ("recall@1", "recall@2", "mrr@1", "mrr@2"), dict,
+    ...     ["q1", "q2"], (1, 2), (2, 3, 6, 7), ("recall@1", "recall@2", "mrr@1", "mrr@2"), dict,
     ... )
     >>> values, depths
     ([{'recall@1': 0.0, 'recall@2': 0.5, 'mrr@1': 0.0, 'mrr@2': 0.5}, \
 {'recall@1': 1.0, 'recall@2': 1.0, 'mrr@1': 1.0, 'mrr@2': 1.0}], [3, 2])
     """
-    return _ranking.score_run(run, qrels, ideals, query_ids, ks, forms, keys, frozen)
+    return _ranking.score_run(run, qrels, ideals, query_ids, ks, picks, keys, frozen, distinct)
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 /* The built-in cutoff measures of a whole run in C, float for float what the pure path gives.
  *
- * score_run(run, qrels, ideals, query_ids, ks, forms, keys, frozen) scores each query of
+ * score_run(run, qrels, ideals, query_ids, ks, picks, keys, frozen, distinct) scores each query of
  * query_ids as ef.evaluation's lean path does (_scoring/found.py, _scoring/scored.py,
  * _scoring/cutoffs.py::values_at, _scoring/metric_scorer.py::_fused_step):
  *
@@ -17,8 +17,9 @@
  *   recall = found / R, precision = found / k, reciprocal rank = 1 / (first rank + 1) if the
  *   first is within k, AP = total / R; a query with nothing relevant retrieved is 0.0
  *   everywhere;
- * - its values are forms' measures (0 nDCG, 1 recall, 2 precision, 3 reciprocal rank, 4 AP),
- *   each at every cutoff, in that order, under keys, in a new `frozen` (a dict subclass).
+ * - its values are the measures picks names, pick = measure * len(ks) + the cutoff's index
+ *   (measures: 0 nDCG, 1 recall, 2 precision, 3 reciprocal rank, 4 AP), one per key of keys,
+ *   in a new `frozen` (a dict subclass).
  *
  * Each IEEE operation is the one Python does, in Python's order (the module is compiled
  * without fused multiply-add), on the same doubles: an int grade or score is converted only
@@ -26,7 +27,8 @@
  * two doubles; log2 is the C library's, as Python's math.log2 calls it.
  *
  * It returns (values, depths): per query its frozen values, or None where it declines the
- * query (the pure path then scores it and raises its own error), and the entry's length. A
+ * query (the pure path then scores it and raises its own error), and the entry's length (of a
+ * ranking, its distinct ids when `distinct` is true). A
  * query is declined for: an entry of another type, a ranked id that is not an exact str, a
  * score that is not an exact float or int or is NaN, an int beyond +-2**53 (a grade or score).
  * The whole call is declined (None) for a run that is not an exact dict or a cutoff beyond
@@ -67,6 +69,7 @@ typedef struct {
     double *idcg; /* the current ideal list's ideal DCG at each cutoff */
     PyObject *idcg_of; /* borrowed: the ideal list idcg was summed for */
     double *values; /* N_MEASURES x n_ks */
+    Py_ssize_t *picks; /* per key, its value's index in values */
     uint64_t shared_bits[SHARED_SLOTS];
     PyObject *shared[SHARED_SLOTS];
     Py_ssize_t n_shared;
@@ -157,9 +160,9 @@ same_str(PyObject *a, PyObject *b)
     return a == b || (PyObject_Hash(a) == PyObject_Hash(b) && PyUnicode_Compare(a, b) == 0);
 }
 
-/* Whether ranked[0 .. n) holds a repeated id; when it does and `hits` is not NULL, the hits'
- * positions become those of the de-duplicated ranking (later copies dropped). */
-static int
+/* The hits' positions in ranked[0 .. n) de-duplicated (a later copy of an id dropped); returns
+ * how many distinct ids ranked[0 .. n) holds, or -1 on error. */
+static Py_ssize_t
 deduplicate(Scratch *s, PyObject *ranked, Py_ssize_t n)
 {
     Py_ssize_t size = 16;
@@ -203,12 +206,13 @@ deduplicate(Scratch *s, PyObject *ranked, Py_ssize_t n)
         }
     }
     s->n_hits = kept;
-    return 0;
+    return n - shift;
 }
 
-/* The relevant ids of a ranking: where they landed and their grades, in rank order. */
+/* The relevant ids of a ranking: where they landed and their grades, in rank order; with
+ * `distinct`, how many distinct ids it holds into *depth. */
 static int
-found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged)
+found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged, int distinct, Py_ssize_t *depth)
 {
     Py_ssize_t n = PyList_GET_SIZE(ranked);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -234,12 +238,17 @@ found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged)
             return -1;
         }
     }
+    *depth = n;
+    if (distinct) {
+        *depth = deduplicate(s, ranked, n);
+        return *depth < 0 ? -1 : 0;
+    }
     if (s->n_hits == 0) {
         return 0;
     }
     /* A repeated id shifts the ranks after it: only the ids down to the last relevant one
      * matter (a relevant id listed twice is a repeat within them). */
-    return deduplicate(s, ranked, s->hits[s->n_hits - 1].position + 1);
+    return deduplicate(s, ranked, s->hits[s->n_hits - 1].position + 1) < 0 ? -1 : 0;
 }
 
 static int
@@ -465,24 +474,21 @@ shared_float(Scratch *s, double value)
 }
 
 static PyObject *
-frozen_values(Scratch *s, PyTypeObject *frozen, PyObject *keys, const long *forms,
-              Py_ssize_t n_forms, Py_ssize_t n_ks, int zero, PyObject *empty)
+frozen_values(Scratch *s, PyTypeObject *frozen, PyObject *keys, const Py_ssize_t *picks,
+              int zero, PyObject *empty)
 {
     PyObject *values = frozen->tp_new(frozen, empty, NULL);
     if (values == NULL) {
         return NULL;
     }
-    Py_ssize_t at = 0;
-    for (Py_ssize_t f = 0; f < n_forms; f++) {
-        for (Py_ssize_t c = 0; c < n_ks; c++, at++) {
-            PyObject *number = shared_float(s, zero ? 0.0 : s->values[forms[f] * n_ks + c]);
-            if (number == NULL || PyDict_SetItem(values, PyTuple_GET_ITEM(keys, at), number) < 0) {
-                Py_XDECREF(number);
-                Py_DECREF(values);
-                return NULL;
-            }
-            Py_DECREF(number);
+    for (Py_ssize_t at = 0; at < PyTuple_GET_SIZE(keys); at++) {
+        PyObject *number = shared_float(s, zero ? 0.0 : s->values[picks[at]]);
+        if (number == NULL || PyDict_SetItem(values, PyTuple_GET_ITEM(keys, at), number) < 0) {
+            Py_XDECREF(number);
+            Py_DECREF(values);
+            return NULL;
         }
+        Py_DECREF(number);
     }
     return values;
 }
@@ -496,6 +502,7 @@ release(Scratch *s)
     PyMem_Free(s->log2);
     PyMem_Free(s->idcg);
     PyMem_Free(s->values);
+    PyMem_Free(s->picks);
     for (Py_ssize_t i = 0; i < SHARED_SLOTS; i++) {
         Py_XDECREF(s->shared[i]);
     }
@@ -506,27 +513,27 @@ static PyObject *
 score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "score_run() takes exactly 8 arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "score_run() takes exactly 9 arguments");
         return NULL;
     }
     PyObject *run = args[0], *qrels = args[1], *ideals = args[2], *query_ids = args[3];
-    PyObject *ks_given = args[4], *forms_given = args[5], *keys = args[6], *frozen = args[7];
+    PyObject *ks_given = args[4], *picks_given = args[5], *keys = args[6], *frozen = args[7];
+    int distinct = PyObject_IsTrue(args[8]);
+    if (distinct < 0) {
+        return NULL;
+    }
     if (!PyDict_CheckExact(run) || !PyDict_CheckExact(qrels) || !PyDict_CheckExact(ideals) ||
         !PyList_CheckExact(query_ids) || !PyTuple_CheckExact(ks_given) ||
-        !PyTuple_CheckExact(forms_given) || !PyTuple_CheckExact(keys) || !PyType_Check(frozen) ||
+        !PyTuple_CheckExact(picks_given) || !PyTuple_CheckExact(keys) || !PyType_Check(frozen) ||
         !PyType_IsSubtype((PyTypeObject *)frozen, &PyDict_Type)) {
         Py_RETURN_NONE;
     }
-    Py_ssize_t n_ks = PyTuple_GET_SIZE(ks_given), n_forms = PyTuple_GET_SIZE(forms_given);
-    if (n_ks == 0 || n_forms == 0 || PyTuple_GET_SIZE(keys) != n_ks * n_forms) {
+    Py_ssize_t n_ks = PyTuple_GET_SIZE(ks_given), n_keys = PyTuple_GET_SIZE(keys);
+    if (n_ks == 0 || n_ks > 64 || n_keys == 0 || PyTuple_GET_SIZE(picks_given) != n_keys) {
         Py_RETURN_NONE;
     }
     Py_ssize_t ks[64];
-    long forms[N_MEASURES * 4];
-    if (n_ks > 64 || n_forms > N_MEASURES * 4) {
-        Py_RETURN_NONE;
-    }
     for (Py_ssize_t c = 0; c < n_ks; c++) {
         PyObject *k = PyTuple_GET_ITEM(ks_given, c);
         long long value = PyLong_CheckExact(k) ? PyLong_AsLongLong(k) : -1;
@@ -538,20 +545,26 @@ score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         ks[c] = (Py_ssize_t)value;
     }
-    for (Py_ssize_t f = 0; f < n_forms; f++) {
-        PyObject *form = PyTuple_GET_ITEM(forms_given, f);
-        long value = PyLong_CheckExact(form) ? PyLong_AsLong(form) : -1;
-        if (value == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-        }
-        if (value < 0 || value >= N_MEASURES) {
-            Py_RETURN_NONE;
-        }
-        forms[f] = value;
-    }
     Scratch *s = PyMem_Calloc(1, sizeof(Scratch));
     if (s == NULL) {
         return PyErr_NoMemory();
+    }
+    s->picks = PyMem_Calloc((size_t)n_keys, sizeof(Py_ssize_t));
+    if (s->picks == NULL) {
+        release(s);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t at = 0; at < n_keys; at++) {
+        PyObject *pick = PyTuple_GET_ITEM(picks_given, at);
+        long long value = PyLong_CheckExact(pick) ? PyLong_AsLongLong(pick) : -1;
+        if (value == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+        }
+        if (value < 0 || value >= N_MEASURES * n_ks || !PyUnicode_CheckExact(PyTuple_GET_ITEM(keys, at))) {
+            release(s);
+            Py_RETURN_NONE;
+        }
+        s->picks[at] = (Py_ssize_t)value;
     }
     Py_ssize_t n_queries = PyList_GET_SIZE(query_ids);
     PyObject *empty = PyTuple_New(0);
@@ -584,8 +597,7 @@ score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             step = 0;
         }
         else if (PyList_CheckExact(entry)) {
-            depth = PyList_GET_SIZE(entry);
-            step = found_in_ranking(s, entry, judged);
+            step = found_in_ranking(s, entry, judged, distinct, &depth);
         }
         else if (PyDict_CheckExact(entry)) {
             depth = PyDict_GET_SIZE(entry);
@@ -605,8 +617,7 @@ score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         else if (s->n_hits == 0) {
             /* Read-only values: one object for every query that scores 0. */
             if (zeros == NULL) {
-                zeros = frozen_values(s, (PyTypeObject *)frozen, keys, forms, n_forms, n_ks, 1,
-                                      empty);
+                zeros = frozen_values(s, (PyTypeObject *)frozen, keys, s->picks, 1, empty);
                 if (zeros == NULL) {
                     goto error;
                 }
@@ -614,8 +625,7 @@ score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             values = Py_NewRef(zeros);
         }
         else {
-            values = frozen_values(s, (PyTypeObject *)frozen, keys, forms, n_forms, n_ks, 0,
-                                   empty);
+            values = frozen_values(s, (PyTypeObject *)frozen, keys, s->picks, 0, empty);
             if (values == NULL) {
                 goto error;
             }
@@ -645,7 +655,7 @@ error:
 
 static PyMethodDef module_methods[] = {
     {"score_run", (PyCFunction)(void (*)(void))score_run, METH_FASTCALL,
-     "score_run(run, qrels, ideals, query_ids, ks, forms, keys, frozen, /)\n"
+     "score_run(run, qrels, ideals, query_ids, ks, picks, keys, frozen, distinct, /)\n"
      "    -> tuple[list[dict[str, float] | None], list[int]] | None\n\n"
      "The built-in cutoff measures of each query of a run, float for float the pure path's; "
      "None for a query (or a call) it declines."},

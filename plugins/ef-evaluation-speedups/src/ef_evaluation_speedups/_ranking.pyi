@@ -6,8 +6,9 @@ def score_run(
     ideals: Any,
     query_ids: list[str],
     ks: tuple[int, ...],
-    forms: tuple[int, ...],
+    picks: tuple[int, ...],
     keys: tuple[str, ...],
     frozen: type,
+    distinct: bool,
     /,
 ) -> tuple[list[dict[str, float] | None], list[int]] | None: ...

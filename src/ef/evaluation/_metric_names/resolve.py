@@ -44,6 +44,7 @@ def _measure_family(measure: Measure, keys: list[str]) -> Family:
         source=canon.source,
         description=canon.description,
         depth=measure.cutoff if isinstance(measure.cutoff, int) else None,
+        measure=measure,
     )
 
 

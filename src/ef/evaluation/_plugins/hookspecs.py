@@ -181,19 +181,20 @@ def ef_evaluation_qrels_pass() -> QrelsPass | None:
 
 @hookspec(firstresult=True)
 def ef_evaluation_ranking_kernel() -> RankingKernel | None:
-    """Return a compiled kernel that scores a whole run with ef's built-in metrics, or None.
+    """Return a compiled kernel that scores a whole run with ef's five cutoff measures, or None.
 
-    ``kernel(run, qrels, ideals, query_ids, ks, forms, keys, frozen)`` scores each query of
-    ``query_ids`` from its entry in ``run`` (an exact ``dict``: a ``list`` of doc ids, best
-    first, a repeated id keeping its first rank, or a ``{doc_id: score}`` ``dict`` in
+    ``kernel(run, qrels, ideals, query_ids, ks, picks, keys, frozen, distinct)`` scores each
+    query of ``query_ids`` from its entry in ``run`` (an exact ``dict``: a ``list`` of doc ids,
+    best first, a repeated id keeping its first rank, or a ``{doc_id: score}`` ``dict`` in
     trec_eval's order; no entry scores 0), its judgements ``qrels[query_id]`` and its positive
-    grades, descending, ``ideals[query_id]``: the measures ``forms`` (0 nDCG, 1 recall, 2
-    precision, 3 reciprocal rank, 4 AP) at every cutoff of ``ks``, in that order, under
-    ``keys``, in a new ``frozen`` mapping. It returns ``(values, depths)`` — per query its
-    values, or None where it declines the query, and the entry's length — or None for a call
-    it declines. Each value must be the pure path's float for float (the evaluation reads
-    them as they are); a declined query is scored by the pure path, which raises its own
-    errors. Asked only where every query is scored from where its relevant ids landed: plain
-    judgements, built-in metrics only, no relevance level, no measure of trec_eval's
-    vocabulary, no progress callback.
+    grades, descending, ``ideals[query_id]``: nDCG, recall, precision, reciprocal rank and AP
+    (0 to 4) at every cutoff of ``ks``, each key of ``keys`` getting the value ``picks`` names
+    (``measure * len(ks) + the cutoff's index``), in a new ``frozen`` mapping. It returns
+    ``(values, depths)`` — per query its values, or None where it declines the query, and the
+    entry's length (a ranking's distinct ids with ``distinct``) — or None for a call it
+    declines. Each value must be the pure path's float for float (the evaluation reads them as
+    they are); a declined query is scored by the pure path, which raises its own errors. Asked
+    where every key is one of those measures with default parameters (ef's built-in metrics,
+    ``nDCG@10`` …), over plain judgements, with no relevance level, ``judged_only``,
+    ``ignore_identical_ids`` or progress callback.
     """

@@ -87,10 +87,9 @@ class ScoreSheet:
         self._started = time.perf_counter()
 
     @property
-    def lean(self) -> bool:
-        """Whether every query is scored from where its relevant ids landed alone: plain
-        judgements, built-in metrics only, no option or callback that reads more."""
-        return self._lean
+    def reports_progress(self) -> bool:
+        """Whether a callback is told of each query scored."""
+        return self._progress is not None
 
     def add_ranking(
         self,

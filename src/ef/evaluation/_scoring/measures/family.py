@@ -10,6 +10,7 @@ which source defines them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -19,6 +20,9 @@ from ef.evaluation._scoring.measures.summary import (
     QueryFacts,
     facts_from_ranking,
 )
+
+if TYPE_CHECKING:  # a type name only: the canonical measures are built on families
+    from ef.evaluation._scoring.measures.canon import Measure
 
 __all__ = ["AGGREGATIONS", "Aggregation", "Family", "cutoff_keys", "fraction_keys"]
 
@@ -50,6 +54,8 @@ class Family:
     :param description: one line on what it measures.
     :param depth: the deepest rank a family cut at its own cutoff reads (``nDCG@1000``: 1000),
         so that a retriever is asked for that many documents; ``None`` otherwise.
+    :param measure: the canonical measure a family of one written name computes (``nDCG@10``),
+        for a compiled kernel that computes it too; ``None`` otherwise.
     """
 
     name: str
@@ -60,6 +66,7 @@ class Family:
     source: str = ""
     description: str = ""
     depth: int | None = attrs.field(default=None, kw_only=True)
+    measure: Measure | None = attrs.field(default=None, kw_only=True)
 
     def values(self, ranked: Sequence[str], relevant: Mapping[str, float]) -> dict[str, float]:
         """Every key for one ranking, with trec_eval's default options."""
