@@ -284,3 +284,37 @@ def test_measures_with_other_parameters_are_left_to_the_pure_path() -> None:
         ):
             evaluate_run(run, qrels, metrics=names, missing_queries="zero")
     assert counting.asked == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
+    seed: int, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ef.evaluation._running import streamed
+
+    monkeypatch.setattr(streamed, "_BATCH_QUERIES", 3)  # batches end mid-run
+    run, qrels, ks, metrics = _case(seed)
+    lines = []
+    for query_id, entry in run.items():
+        scores = (
+            entry
+            if isinstance(entry, dict)
+            else {d: -i for i, d in enumerate(dict.fromkeys(entry))}
+        )
+        written = [(d, v) for d, v in scores.items() if d == d.strip()]  # no space in a file's id
+        lines += [f"{query_id} Q0 {d} {r} {float(v)!r} x" for r, (d, v) in enumerate(written)]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    names = [*metrics, "nDCG@10", "P_5"]
+    with speedups_off():
+        expected = _scored(str(path), qrels, ks, names)
+    counting = Counting()
+    with registered_plugin(counting, name="counting"):
+        report = _scored(str(path), qrels, ks, names)
+    assert counting.asked  # in batches of at most three queries
+    assert max(map(len, counting.asked)) <= 3
+    assert _hex(report.per_query) == _hex(expected.per_query)
+    assert {k: v.hex() for k, v in report.metrics.items()} == {
+        k: v.hex() for k, v in expected.metrics.items()
+    }
+    assert report.manifest == expected.manifest

@@ -21,6 +21,7 @@ from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.depth import cut_scores
 from ef.evaluation._running.driver import plan_queries
 from ef.evaluation._running.options import RunOptions
+from ef.evaluation._scoring.compiled import RankingKernel, score_compiled
 from ef.evaluation._scoring.query_plan import QueryPlan
 from ef.evaluation._scoring.run_queries import check_run_queries
 from ef.evaluation._scoring.score_sheet import ScoreSheet
@@ -58,15 +59,17 @@ def evaluate_run_file(
         :func:`~ef.evaluation._scoring.run_queries.check_run_queries` does.
     """
     plan = plan_queries(qrels, None, options, plugins)
+    kernel = plugins.ranking_kernel() if options.depth is None else None
     with rereadable(path) as source:
         by_query = stream.streaming_form(plugins.trec_run_parser())
         if by_query is not None:
             try:
-                sheet, seen = _score(plan, options, stream.plugin_queries(source, by_query))
+                queries = stream.plugin_queries(source, by_query)
+                sheet, seen = _score(plan, options, queries, kernel)
             except stream.StreamDeclined:
                 by_query = None  # the built-in reader reads the file again and names the bad line
         if by_query is None:
-            sheet, seen = _score(plan, options, stream.trec_queries(source))
+            sheet, seen = _score(plan, options, stream.trec_queries(source), kernel)
     coverage = check_run_queries(
         plan.planned,
         seen,
@@ -81,29 +84,53 @@ def evaluate_run_file(
 
 
 def _score(
-    plan: QueryPlan, options: RunOptions, queries: Iterable[stream.QueryScores]
+    plan: QueryPlan,
+    options: RunOptions,
+    queries: Iterable[stream.QueryScores],
+    kernel: RankingKernel | None,
 ) -> tuple[ScoreSheet, dict[str, None]]:
     """The score sheet of every planned query, and the run's query ids in file order.
 
     A planned query is kept under the qrels' own id string (the file's copy is dropped), and
     queries whose values are the same share one read-only dict of them (:class:`_Rows`).
+    Planned queries are scored a batch at a time (up to :data:`_BATCH_QUERIES` queries or
+    :data:`_BATCH_DOCS` scored docs), by ``kernel`` where it takes them.
     """
     sheet = ScoreSheet(plan, parameters=options.recorded())
     planned = {query_id: query_id for query_id in plan.planned}
     add_scores, per_query, rows = sheet.add_scores, sheet.per_query, _Rows()
     seen: dict[str, None] = {}
+    batch: dict[str, Any] = {}
+    docs = 0
+
+    def flush() -> None:
+        for query_id in score_compiled(sheet, batch, kernel, list(batch)):
+            add_scores(query_id, batch[query_id])
+        for query_id in batch:
+            per_query[query_id] = rows.shared(per_query[query_id])
+        batch.clear()
+
     for query_id, scores in queries:
         judged = planned.get(query_id)
         if judged is None:
             seen[query_id] = None
         else:
             seen[judged] = None
-            per_query[judged] = rows.shared(add_scores(judged, cut_scores(scores, options.depth)))
+            batch[judged] = cut_scores(scores, options.depth)
+            docs += len(scores)
+            if len(batch) >= _BATCH_QUERIES or docs >= _BATCH_DOCS:
+                flush()
+                docs = 0
+    flush()
     empty: list[str] = []
     for query_id in plan.planned:
         if query_id not in per_query:
             per_query[query_id] = rows.shared(sheet.add_ranking(query_id, empty, unique=True))
     return sheet, seen
+
+
+_BATCH_QUERIES = 1024
+_BATCH_DOCS = 1 << 16  # a batch's scores held at once: a few MB
 
 
 class _Rows:
