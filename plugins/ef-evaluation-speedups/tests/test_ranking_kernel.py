@@ -286,14 +286,7 @@ def test_measures_with_other_parameters_are_left_to_the_pure_path() -> None:
     assert counting.asked == []
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
-    seed: int, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ef.evaluation._running import streamed
-
-    monkeypatch.setattr(streamed, "_BATCH_QUERIES", 3)  # batches end mid-run
-    run, qrels, ks, metrics = _case(seed)
+def _run_file(path: Any, run: dict[str, Any]) -> str:
     lines = []
     for query_id, entry in run.items():
         scores = (
@@ -303,18 +296,40 @@ def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
         )
         written = [(d, v) for d, v in scores.items() if d == d.strip()]  # no space in a file's id
         lines += [f"{query_id} Q0 {d} {r} {float(v)!r} x" for r, (d, v) in enumerate(written)]
-    path = tmp_path / "run.txt"
     path.write_text("".join(line + "\n" for line in lines))
-    names = [*metrics, "nDCG@10", "P_5"]
+    return str(path)
+
+
+def _streamed_as_without_the_plugin(path: str, qrels: Any, ks: Any, names: list[str]) -> Counting:
     with speedups_off():
-        expected = _scored(str(path), qrels, ks, names)
+        expected = _scored(path, qrels, ks, names)
     counting = Counting()
     with registered_plugin(counting, name="counting"):
-        report = _scored(str(path), qrels, ks, names)
-    assert counting.asked  # in batches of at most three queries
-    assert max(map(len, counting.asked)) <= 3
+        report = _scored(path, qrels, ks, names)
     assert _hex(report.per_query) == _hex(expected.per_query)
     assert {k: v.hex() for k, v in report.metrics.items()} == {
         k: v.hex() for k, v in expected.metrics.items()
     }
     assert report.manifest == expected.manifest
+    return counting
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
+    seed: int, tmp_path: Any
+) -> None:
+    run, qrels, ks, metrics = _case(seed)
+    path = _run_file(tmp_path / "run.txt", run)
+    counting = _streamed_as_without_the_plugin(path, qrels, ks, [*metrics, "nDCG@10", "P_5"])
+    assert len(counting.asked) == 1
+
+
+def test_a_long_run_file_reaches_the_kernel_in_bounded_batches(tmp_path: Any) -> None:
+    rng = random.Random(5)
+    qrels = {f"q{i}": {f"d{j}": rng.choice([0, 1, 2]) for j in range(8)} for i in range(2600)}
+    run = {q: rng.sample(DOCS, 30) for q in qrels}  # 78,000 lines
+    path = _run_file(tmp_path / "run.txt", run)
+    counting = _streamed_as_without_the_plugin(path, qrels, (5, 10), list(METRICS))
+    sizes = [len(asked) for asked in counting.asked]
+    planned = sum(1 for judged in qrels.values() if max(judged.values()) > 0)
+    assert sum(sizes) == planned and len(sizes) >= 3 and max(sizes) <= 1024
