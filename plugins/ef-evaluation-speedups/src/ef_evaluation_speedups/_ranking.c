@@ -140,6 +140,8 @@ ensure_log2(Scratch *s, Py_ssize_t n)
     return 0;
 }
 
+static int by_position(const void *a, const void *b);
+
 static int
 push_hit(Scratch *s, Py_ssize_t position, double grade, double score, PyObject *doc)
 {
@@ -209,10 +211,44 @@ deduplicate(Scratch *s, PyObject *ranked, Py_ssize_t n)
     return n - shift;
 }
 
-/* The relevant ids of a ranking: where they landed and their grades, in rank order; with
- * `distinct`, how many distinct ids it holds into *depth. */
+/* The relevant ids of a long ranking with few of them: each one's first rank, by a scan of the
+ * ranking per relevant id (an identity or hash test per id: a few ns), unsorted. */
 static int
-found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged, int distinct, Py_ssize_t *depth)
+scan_ranking(Scratch *s, PyObject *ranked, PyObject *judged)
+{
+    Py_ssize_t n = PyList_GET_SIZE(ranked), pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(judged, &pos, &key, &value)) {
+        double grade;
+        int step = exact_double(value, &grade);
+        if (step != 0) {
+            return step;
+        }
+        if (!(grade > 0.0)) {
+            continue;
+        }
+        Py_hash_t hash = PyObject_Hash(key);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PyList_GET_ITEM(ranked, i);
+            if (item == key ||
+                (PyObject_Hash(item) == hash && PyUnicode_Compare(item, key) == 0)) {
+                if (push_hit(s, i, grade, 0.0, NULL) < 0) {
+                    return -1;
+                }
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The relevant ids of a ranking: where they landed and their grades, in rank order; with
+ * `distinct`, how many distinct ids it holds into *depth. A ranking 16 or more times longer
+ * than the query's relevant ids is scanned once per relevant id; any other is walked once,
+ * each id looked up in the judgements. */
+static int
+found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged, Py_ssize_t n_relevant,
+                 int distinct, Py_ssize_t *depth)
 {
     Py_ssize_t n = PyList_GET_SIZE(ranked);
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -221,21 +257,30 @@ found_in_ranking(Scratch *s, PyObject *ranked, PyObject *judged, int distinct, P
             return DECLINED;
         }
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *grade = PyDict_GetItemWithError(judged, PyList_GET_ITEM(ranked, i));
-        if (grade == NULL) {
-            if (PyErr_Occurred()) {
-                return -1;
-            }
-            continue;
-        }
-        double value;
-        int step = exact_double(grade, &value);
+    if (n >= 16 * n_relevant) {
+        int step = scan_ranking(s, ranked, judged);
         if (step != 0) {
             return step;
         }
-        if (value > 0.0 && push_hit(s, i, value, 0.0, NULL) < 0) {
-            return -1;
+        qsort(s->hits, (size_t)s->n_hits, sizeof(Hit), by_position);
+    }
+    else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *grade = PyDict_GetItemWithError(judged, PyList_GET_ITEM(ranked, i));
+            if (grade == NULL) {
+                if (PyErr_Occurred()) {
+                    return -1;
+                }
+                continue;
+            }
+            double value;
+            int step = exact_double(grade, &value);
+            if (step != 0) {
+                return step;
+            }
+            if (value > 0.0 && push_hit(s, i, value, 0.0, NULL) < 0) {
+                return -1;
+            }
         }
     }
     *depth = n;
@@ -597,7 +642,7 @@ score_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             step = 0;
         }
         else if (PyList_CheckExact(entry)) {
-            step = found_in_ranking(s, entry, judged, distinct, &depth);
+            step = found_in_ranking(s, entry, judged, PyList_GET_SIZE(ideal), distinct, &depth);
         }
         else if (PyDict_CheckExact(entry)) {
             depth = PyDict_GET_SIZE(entry);
