@@ -142,6 +142,37 @@ def test_a_null_score_or_a_repeated_row_is_a_value_error(library):
         evaluate_run(repeated, QRELS)
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_frame_whose_queries_are_not_grouped_reads_as_its_rows_in_order(library):
+    from ef.evaluation._io.frames import run_from_frame
+
+    rows = [("q2", "x", 0.5), ("q1", "a", 1.0), ("q2", "y", 2.0), ("q1", "b", 3.0), ("q3", "a", 1)]
+    frame = LIBRARIES[library](
+        {
+            "qid": [q for q, _, _ in rows],
+            "docno": [d for _, d, _ in rows],
+            "score": [float(v) for *_, v in rows],
+        }
+    )
+    expected: dict[str, dict[str, float]] = {}
+    for query_id, doc_id, score in rows:  # the plain loop over the rows: the oracle
+        expected.setdefault(query_id, {})[doc_id] = float(score)
+    table = run_from_frame(frame)
+    assert table == expected
+    assert [list(docs) for docs in table.values()] == [list(docs) for docs in expected.values()]
+    assert list(table) == ["q2", "q1", "q3"]
+    repeated = LIBRARIES[library](
+        {"qid": ["q1", "q2", "q1"], "docno": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]}
+    )
+    with pytest.raises(ValueError, match=r"row 2: doc 'a' listed again for query 'q1' \(first"):
+        evaluate_run(repeated, QRELS)
+    nan = LIBRARIES[library](
+        {"qid": ["q1", "q1"], "docno": ["a", "b"], "score": [1.0, float("nan")]}
+    )
+    with pytest.raises(ValueError, match=r"row 1: score column 'score'"):
+        evaluate_run(nan, QRELS)
+
+
 def _generator():
     yield ("q1", "d1", 1.0)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from ef.evaluation._io.qrels import read_qrels
@@ -258,7 +259,7 @@ def _ids(table: _Columns, role: str, what: str) -> list[str]:
     name = _find(table, role, what)
     assert name is not None  # required
     values = table.values(name)
-    if all(type(value) is str for value in values):
+    if set(map(type, values)) <= _STR:  # C-level passes: the usual case
         return values
     for row, value in enumerate(values):
         if type(value) is str:
@@ -277,6 +278,19 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
+
+
+def _sums_finite(values: Sequence[Any]) -> bool:
+    """Whether ``values`` add up to a finite number (no NaN among them), in C-level passes."""
+    try:
+        total = sum(values)
+    except (TypeError, OverflowError):
+        return False
+    return bool(total - total == 0.0)
+
+
 def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = False) -> list[float]:
     """The values of the ``role`` column, each a finite number (:func:`score_problem`).
 
@@ -289,12 +303,13 @@ def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = Fa
         raise TypeError(f"{what}: {role} column {name!r} is not numeric; expected numbers")
     row = table.first_null(name)
     values = table.values(name)
-    if row is None:
+    if row is None and (None in values or not _sums_finite(values)):
+        # A NaN a library does not count as missing (or a sum that merely overflows): found.
         row = next((row for row, value in enumerate(values) if _missing(value)), None)
     if row is not None:
         raise ValueError(f"{what}: row {row}: {role} column {name!r} has no value")
     numbers: list[Any] = values
-    if not (exact_integers and table.is_integer(name)):
+    if not (exact_integers and table.is_integer(name)) and not set(map(type, values)) <= _FLOAT:
         numbers = [float(value) for value in values]
     if not finite_numbers(numbers):
         for row, value in enumerate(numbers):
@@ -310,15 +325,20 @@ def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = Fa
 def _table(
     query_ids: Sequence[str], doc_ids: Sequence[str], values: Sequence[float], what: str
 ) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: value}}``, rows in order: each run of rows of one query (the usual
+    layout: grouped by query) becomes its dict in one C-level step."""
     table: dict[str, dict[str, float]] = {}
-    rows = 0
-    for query_id, doc_id, value in zip(query_ids, doc_ids, values, strict=True):
+    start = 0
+    for query_id, rows in groupby(query_ids):
+        end = start + len(list(rows))
+        chunk = zip(doc_ids[start:end], values[start:end], strict=True)
         inner = table.get(query_id)
         if inner is None:
-            inner = table[query_id] = {}
-        inner[doc_id] = value
-        rows += 1
-    if rows != sum(map(len, table.values())):
+            table[query_id] = dict(chunk)
+        else:  # the query's rows resume after another query's
+            inner.update(chunk)
+        start = end
+    if len(query_ids) != sum(map(len, table.values())):
         _raise_repeat(list(zip(query_ids, doc_ids, strict=True)), what)
     return table
 
