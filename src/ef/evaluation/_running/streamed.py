@@ -9,7 +9,7 @@ and the means are summed in qrels order whatever the order of the file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from math import copysign
 from typing import TYPE_CHECKING, Any
 
@@ -88,8 +88,8 @@ def _score(
     options: RunOptions,
     queries: Iterable[stream.QueryScores],
     kernel: RankingKernel | None,
-) -> tuple[ScoreSheet, dict[str, None]]:
-    """The score sheet of every planned query, and the run's query ids in file order.
+) -> tuple[ScoreSheet, _Held]:
+    """The score sheet of every planned query, and the run's query ids (:class:`_Held`).
 
     A planned query is kept under the qrels' own id string (the file's copy is dropped), and
     queries whose values are the same share one read-only dict of them (:class:`_Rows`).
@@ -99,7 +99,7 @@ def _score(
     sheet = ScoreSheet(plan, parameters=options.recorded())
     planned = {query_id: query_id for query_id in plan.planned}
     add_scores, per_query, rows = sheet.add_scores, sheet.per_query, _Rows()
-    seen: dict[str, None] = {}
+    others: dict[str, None] = {}  # the run's queries that are not planned, in file order
     batch: dict[str, Any] = {}
     docs = 0
 
@@ -113,20 +113,47 @@ def _score(
     for query_id, scores in queries:
         judged = planned.get(query_id)
         if judged is None:
-            seen[query_id] = None
+            others[query_id] = None
         else:
-            seen[judged] = None
             batch[judged] = cut_scores(scores, options.depth)
             docs += len(scores)
             if len(batch) >= _BATCH_QUERIES or docs >= _BATCH_DOCS:
                 flush()
                 docs = 0
     flush()
+    missing = frozenset(query_id for query_id in plan.planned if query_id not in per_query)
     empty: list[str] = []
-    for query_id in plan.planned:
-        if query_id not in per_query:
-            per_query[query_id] = rows.shared(sheet.add_ranking(query_id, empty, unique=True))
-    return sheet, seen
+    for query_id in missing:
+        per_query[query_id] = rows.shared(sheet.add_ranking(query_id, empty, unique=True))
+    return sheet, _Held(per_query, missing, others)
+
+
+class _Held(Collection[str]):
+    """The query ids a run file holds, without a copy of the planned ones among them: those
+    scored from it (``scored`` but not ``missing``) and the ``others``. Iterated, the planned
+    ones come first (in the order they were scored), then the others in file order."""
+
+    __slots__ = ("_missing", "_others", "_scored")
+
+    def __init__(
+        self, scored: Collection[str], missing: frozenset[str], others: dict[str, None]
+    ) -> None:
+        self._scored = scored
+        self._missing = missing
+        self._others = others
+
+    def __contains__(self, query_id: object) -> bool:
+        if query_id in self._others:
+            return True
+        return query_id in self._scored and query_id not in self._missing
+
+    def __iter__(self) -> Iterator[str]:
+        missing = self._missing
+        yield from (query_id for query_id in self._scored if query_id not in missing)
+        yield from self._others
+
+    def __len__(self) -> int:
+        return len(self._scored) - len(self._missing) + len(self._others)
 
 
 _BATCH_QUERIES = 1024

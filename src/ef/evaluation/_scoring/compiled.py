@@ -99,16 +99,18 @@ def score_compiled(
     if result is None:
         return planned
     values, depths = result
-    per_query, depth = sheet.per_query, sheet.depth
+    per_query = sheet.per_query
     if None not in values:
         per_query.update(zip(planned, values, strict=True))  # type: ignore[arg-type]
-        depth.update(zip(planned, depths, strict=True))
+        sheet.note_depths(depths)
         return []
     left: list[str] = []
+    scored: list[int] = []
     for query_id, kept, length in zip(planned, values, depths, strict=True):
         if kept is None:
             left.append(query_id)
         else:
             per_query[query_id] = kept
-            depth[query_id] = length
+            scored.append(length)
+    sheet.note_depths(scored)
     return left

@@ -69,7 +69,9 @@ class ScoreSheet:
         self.failures: dict[str, QueryFailure] = {}
         self.latency: dict[str, float] = {}
         self.short_rankings: list[str] = []
-        self.depth: dict[str, int] = {}
+        # The shallowest and deepest ranking scored (all the manifest keeps of them).
+        self._shallowest: int | None = None
+        self._deepest: int | None = None
         self.parameters = dict(parameters)
         self._progress = progress
         self._floats: dict[float, float] = {}
@@ -114,7 +116,7 @@ class ScoreSheet:
             _, _, positions, gains = found(ranked, plan.qrels[query_id], len(ideal), unique)
             values = plan.scoring.score_found(positions, gains, ideal)
             values = self.per_query[query_id] = self._shared(values)
-            self.depth[query_id] = len(ranked)
+            self.note_depth(len(ranked))
             if latency is not None:
                 self.latency[query_id] = latency
             return values
@@ -126,7 +128,7 @@ class ScoreSheet:
             facts = measures.facts_of_ranking(
                 ranked, plan.qrels[query_id], unique=unique, positives=plan.positives[query_id]
             )
-            self.depth[query_id] = facts.num_ret
+            self.note_depth(facts.num_ret)
             summary = facts
         else:
             relevant = plan.qrels[query_id]
@@ -138,7 +140,7 @@ class ScoreSheet:
             else:
                 positives = plan.positives[query_id]
                 summary = summarize(ranked, relevant, unique=unique, positives=positives)
-            self.depth[query_id] = len(ranked)
+            self.note_depth(len(ranked))
         return self._keep(query_id, summary, retrieved, limit, latency)
 
     def add_scores(self, query_id: str, scores: Mapping[str, float]) -> dict[str, float]:
@@ -152,13 +154,13 @@ class ScoreSheet:
                 facts = self.plan.measures.facts_of_scores(
                     scores, self.plan.qrels[query_id], positives=self.plan.positives[query_id]
                 )
-                self.depth[query_id] = facts.num_ret
+                self.note_depth(facts.num_ret)
                 summary = facts
             else:
                 summary = summarize_scores(
                     scores, self.plan.qrels[query_id], positives=self.plan.positives[query_id]
                 )
-                self.depth[query_id] = len(scores)
+                self.note_depth(len(scores))
         except ValueError as error:  # a NaN score has no place in an order
             error.add_note(f"in the scores of query {query_id!r}")
             raise
@@ -255,13 +257,24 @@ class ScoreSheet:
             manifest=self.manifest(manifest or {}),
         )
 
+    def note_depth(self, depth: int) -> None:
+        """Count a scored ranking of ``depth`` documents in :meth:`ranking_depth`."""
+        if self._shallowest is None or depth < self._shallowest:
+            self._shallowest = depth
+        if self._deepest is None or depth > self._deepest:
+            self._deepest = depth
+
+    def note_depths(self, depths: list[int]) -> None:
+        """:meth:`note_depth` for each of ``depths`` (C-level passes)."""
+        if depths:
+            self.note_depth(min(depths))
+            self.note_depth(max(depths))
+
     def ranking_depth(self) -> dict[str, int] | None:
         """The shallowest and deepest ranking scored: what measures without a cutoff saw."""
-        depth, per_query = self.depth, self.per_query
-        depths = [depth[q] for q in per_query if q in depth]  # every scored query is planned
-        if not depths:
+        if self._shallowest is None or self._deepest is None:
             return None
-        return {"shallowest": min(depths), "deepest": max(depths)}
+        return {"shallowest": self._shallowest, "deepest": self._deepest}
 
     def manifest(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         """What produced the report: library version, parameters, input fingerprints."""
