@@ -44,11 +44,32 @@ from typing import Any
 import workloads
 from bench_scoring import Target, format_target
 
-METHODS: dict[str, tuple[str | None, dict[str, Any]]] = {
+WEIGHTS = [0.5, 0.3, 0.2]
+# method → (ranx's norm: ef's default for the method, parameters): every unsupervised method
+# both tools have. Score-based methods fuse min-max normalised scores, rank-based ones the ranks.
+ALL_METHODS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "rrf": (None, {}),
     "sum": ("min-max", {}),
-    "wsum": ("min-max", {"weights": [0.5, 0.3, 0.2]}),
+    "wsum": ("min-max", {"weights": WEIGHTS}),
+    "mnz": ("min-max", {}),
+    "anz": ("min-max", {}),
+    "max": ("min-max", {}),
+    "min": ("min-max", {}),
+    "med": ("min-max", {}),
+    "gmnz": ("min-max", {"gamma": 1.5}),
+    "wmnz": ("min-max", {"weights": WEIGHTS}),
+    "mixed": ("min-max", {"weights": WEIGHTS}),
+    "isr": (None, {}),
+    "log_isr": (None, {}),
+    "logn_isr": (None, {"sigma": 0.01}),
+    "rbc": (None, {"phi": 0.8}),
+    "bordafuse": (None, {}),
+    "w_bordafuse": (None, {"weights": WEIGHTS}),
+    "condorcet": (None, {}),
+    "w_condorcet": (None, {"weights": WEIGHTS}),
 }
+DEFAULT_METHODS = ("rrf", "sum", "wsum")
+METHODS = {name: ALL_METHODS[name] for name in DEFAULT_METHODS}
 TOLERANCE = 1e-9
 RATIO_TARGET = 3.0
 CHECKED_QUERIES = 200
@@ -109,7 +130,12 @@ def largest_difference(ours: Run, theirs: Any, query_ids: list[str]) -> float:
     return worst
 
 
-def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
+def run_benchmark(
+    n_queries: int,
+    depth: int,
+    repeats: int,
+    methods: dict[str, tuple[str | None, dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     from ef.evaluation import fuse
     from ef.evaluation._plugins import HOST
 
@@ -127,11 +153,14 @@ def run_benchmark(n_queries: int, depth: int, repeats: int) -> dict[str, Any]:
         ranx_runs = [RanxRun(run) for run in runs]
         checked = list(runs[0])[:CHECKED_QUERIES]
         rows = []
-        for method, (norm, params) in METHODS.items():
+        for method, (norm, params) in (methods or METHODS).items():
             weights = params.get("weights")
+            ef_params = {name: value for name, value in params.items() if name != "weights"}
 
-            def ef_call(method: str = method, weights: Any = weights) -> Run:
-                return fuse(runs, method=method, weights=weights)
+            def ef_call(
+                method: str = method, weights: Any = weights, ef_params: Any = ef_params
+            ) -> Run:
+                return fuse(runs, method=method, weights=weights, params=ef_params or None)
 
             def ranx_call(method: str = method, norm: Any = norm, params: Any = params) -> Any:
                 return ranx_fuse(ranx_runs, method=method, norm=norm, params=params)
@@ -213,15 +242,26 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=6_980)
     parser.add_argument("--depth", type=int, default=1_000)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--methods",
+        default=",".join(DEFAULT_METHODS),
+        help="comma-separated methods, or 'all' for every unsupervised method ranx also has "
+        f"({', '.join(ALL_METHODS)}); default: {','.join(DEFAULT_METHODS)}",
+    )
     parser.add_argument("--json", help="also write the raw result to this file")
     parser.add_argument(
         "--keep-numba-cache", action="store_true", help="let ranx use numba's on-disk cache"
     )
     args = parser.parse_args()
+    names = list(ALL_METHODS) if args.methods == "all" else args.methods.split(",")
+    unknown = [name for name in names if name not in ALL_METHODS]
+    if unknown:
+        parser.error(f"unknown methods {', '.join(unknown)}; known: {', '.join(ALL_METHODS)}")
+    methods = {name: ALL_METHODS[name] for name in names}
     with tempfile.TemporaryDirectory() as cache:
         if not args.keep_numba_cache:
             os.environ["NUMBA_CACHE_DIR"] = cache  # before numba is imported
-        result = run_benchmark(args.queries, args.depth, args.repeats)
+        result = run_benchmark(args.queries, args.depth, args.repeats, methods)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(result, out, indent=1)
