@@ -109,11 +109,10 @@ def _depth(runs: Sequence[Any]) -> int | None:
         return None
 
 
-def _factors(covered: _Covered, parameter: Any, n_runs: int) -> tuple[float, ...]:
+def _factors(factor: Callable[[int, Any], Any], parameter: Any, n_runs: int) -> tuple[float, ...]:
     """The factor of a doc 1, 2, …, ``n_runs`` runs retrieved, as the floats Python multiplies
     (or divides) by: an int factor is converted as ``float * int`` converts it."""
-    assert covered.factor is not None
-    return tuple(float(covered.factor(count, parameter)) for count in range(1, n_runs + 1))
+    return tuple(float(factor(count, parameter)) for count in range(1, n_runs + 1))
 
 
 def _arguments(
@@ -152,7 +151,7 @@ def _arguments(
             rank_parameter = 0.0 if covered.rank_kind == "isr" else parameter
             arguments["rank_scores"] = methods._rank_table(covered.rank_kind, rank_parameter, size)
         if covered.factor is not None:
-            arguments["factors"] = _factors(covered, parameter, n_runs)
+            arguments["factors"] = _factors(covered.factor, parameter, n_runs)
     except Exception:  # e.g. k = -1: the Python path raises it, naming the query
         return None
     if covered.combine != "total":
