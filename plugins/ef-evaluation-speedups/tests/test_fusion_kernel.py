@@ -307,7 +307,7 @@ def test_fuse_uses_the_kernel_when_the_plugin_is_installed() -> None:
         assert seen == [True], (method, norm)
     # Methods and normalisations it does not cover never reach it.
     small = [{"q": {"a": 1.0, "b": 0.5}}, {"q": {"b": 2.0}}]
-    for method, norm in [("mnz", "default"), ("sum", "zmuv"), ("rrf", "min-max-inverted")]:
+    for method, norm in [("condorcet", "default"), ("mnz", "zmuv"), ("rrf", "min-max-inverted")]:
         with counted() as seen:
             fuse(small, method=method, norm=norm)
         assert seen == [], (method, norm)

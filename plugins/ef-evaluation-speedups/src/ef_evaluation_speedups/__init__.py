@@ -3,10 +3,10 @@ over plain qrels and a whole-run scoring kernel in C.
 
 Installed, it is found through its entry point and :func:`ef.evaluation.read_trec_run` (and so
 ``ef-eval run``) reads run files with it, :func:`ef.evaluation.fuse` fuses plain runs with
-:func:`fusion_kernel` (``rrf``, ``rbc``, ``sum``, ``wsum``; see its docstring), and an
-evaluation's plan digests and sorts plain judgements with :func:`qrels_pass`, and
-:func:`ef.evaluation.evaluate_run` and :func:`ef.evaluation.compare` score a run in memory with
-the five cutoff measures through
+:func:`fusion_kernel` (every built-in unsupervised method but ``condorcet`` and
+``w_condorcet``; see its docstring), an evaluation's plan digests and sorts plain judgements
+with :func:`qrels_pass`, and :func:`ef.evaluation.evaluate_run` and
+:func:`ef.evaluation.compare` score a run in memory with the five cutoff measures through
 :func:`ranking_kernel`; nothing else changes. The parser gives exactly the built-in reader's
 result (the same dict, in the same order, with the same float values), and for a line the
 built-in reader would reject it steps aside, so the built-in reader reports the error. It
@@ -29,6 +29,7 @@ from ef_evaluation_speedups import _fusion, _qrels, _ranking
 from ef_evaluation_speedups._trec_run import MAX_LINE_BYTES, LineError, RunParser, fast_float
 
 __all__ = [
+    "COMBINES",
     "MAX_LINE_BYTES",
     "LineError",
     "fast_float",
@@ -138,6 +139,12 @@ def ef_evaluation_trec_run_parser() -> object:
     return parse_trec_run
 
 
+COMBINES = frozenset(
+    {"total", "sum_times", "sum_over", "sum_times_weights", "max", "min", "median", "borda"}
+)
+"""The ways :func:`fusion_kernel` combines a doc's values (its ``combine`` argument)."""
+
+
 def fusion_kernel(
     runs: Sequence[Any],
     *,
@@ -145,13 +152,28 @@ def fusion_kernel(
     weights: Sequence[float] | None,
     rank_scores: Sequence[float] | None,
     in_rank_order: bool,
+    combine: str = "total",
+    factors: Sequence[float] | None = None,
 ) -> dict[str, dict[str, float]] | None:
-    """Fuse plain runs in C, as ef.evaluation's additive fusion methods do, float for float.
+    """Fuse plain runs in C, as ef.evaluation's built-in fusion methods do, float for float.
 
     Each query's ranking in each run is put in trec_eval's order (taken as it is when
     ``in_rank_order``), normalised (``norm``: ``None``, ``"min-max"`` or ``"max"``) or replaced
-    by ``rank_scores[i]`` at 0-based rank ``i``, multiplied by the run's weight, and added up
-    doc by doc, run after run; each fused query is in trec_eval's order.
+    by ``rank_scores[i]`` at 0-based rank ``i``, multiplied by the run's weight, and combined
+    doc by doc; each fused query is in trec_eval's order. ``combine`` says how:
+
+    - ``"total"`` (``sum``, ``wsum``, ``rrf``, ``rbc``): the values added up run after run;
+    - ``"sum_times"`` (``mnz``, ``gmnz``, ``isr``, ``log_isr``, ``logn_isr``, ``mixed``):
+      Python's ``sum()`` of the values of the runs that retrieved the doc, in run order, times
+      ``factors[c - 1]`` for a doc ``c`` runs retrieved; ``"sum_over"`` (``anz``): that sum
+      divided by ``factors[c - 1]``;
+    - ``"sum_times_weights"`` (``wmnz``): that sum (the values not weighted) times the sum of
+      the weights of those runs;
+    - ``"max"``, ``"min"``, ``"median"`` (``max``, ``min``, ``med``): Python's ``max()``,
+      ``min()`` and ``statistics.median()`` of those values;
+    - ``"borda"`` (``bordafuse``, ``w_bordafuse``): Borda points over the query's candidates
+      (``c - i`` at rank ``i``, ``(c - n + 1) / 2`` for a doc a run of ``n`` docs missed), times
+      the run's weight, added up run after run.
 
     :returns: ``{query_id: {doc_id: fused score}}``, or ``None`` for input it does not take (a
         run or query that is not a plain ``dict``, an id that is not a ``str``, a score that is
@@ -164,11 +186,20 @@ def fusion_kernel(
     ...     norm="min-max", weights=None, rank_scores=None, in_rank_order=False,
     ... )
     {'q1': {'d2': 1.0, 'd1': 1.0, 'd3': 0.0}}
+    >>> fusion_kernel(
+    ...     [{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 4.0, "d3": 0.0}}],
+    ...     norm="min-max", weights=None, rank_scores=None, in_rank_order=False,
+    ...     combine="sum_times", factors=[1.0, 2.0],
+    ... )
+    {'q1': {'d2': 2.0, 'd1': 1.0, 'd3': 0.0}}
     >>> fusion_kernel([{"q1": {"d1": float("nan")}}, {}], norm=None, weights=None,
     ...               rank_scores=None, in_rank_order=False) is None
     True
     """
-    return _fusion.fuse(runs, norm, weights, rank_scores, in_rank_order)
+    return _fusion.fuse(runs, norm, weights, rank_scores, in_rank_order, combine, factors)
+
+
+fusion_kernel.combines = COMBINES  # type: ignore[attr-defined]
 
 
 @hookimpl

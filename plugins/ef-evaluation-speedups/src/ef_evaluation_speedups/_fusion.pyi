@@ -7,5 +7,7 @@ def fuse(
     weights: Sequence[float] | None,
     rank_scores: Sequence[float] | None,
     in_rank_order: bool,
+    combine: str = ...,
+    factors: Sequence[float] | None = ...,
     /,
 ) -> dict[str, dict[str, float]] | None: ...

@@ -140,6 +140,8 @@ class FusionKernel(Protocol):
         weights: Sequence[float] | None,
         rank_scores: Sequence[float] | None,
         in_rank_order: bool,
+        combine: str = ...,
+        factors: Sequence[float] | None = ...,
     ) -> dict[str, dict[str, float]] | None: ...
 
 
@@ -156,7 +158,12 @@ def ef_evaluation_fusion_kernel() -> FusionKernel | None:
     given, and added up doc by doc, run after run (the first run with docs for the query gives
     each its value as it is, a later run adds to a doc's total, a doc first met there starting
     from ``0.0``); each fused query in trec_eval's order, the queries in order of first
-    appearance across the runs. It returns None, and
+    appearance across the runs. A kernel whose ``combines`` attribute lists more ways to combine
+    a doc's values is also asked for the other built-in methods, with ``combine=`` one of them
+    (``"sum_times"``, ``"sum_over"``, ``"sum_times_weights"``, ``"max"``, ``"min"``,
+    ``"median"``, ``"borda"``: see ``ef_evaluation_speedups.fusion_kernel``) and ``factors=``
+    the per-count factors where the method has them; a kernel without it is asked for the
+    additive methods only, with the arguments above. It returns None, and
     :func:`~ef.evaluation.fuse` takes its own path (raising its own errors), for anything it
     does not take: a run or query that is not a plain ``dict``, an id that is not a ``str``, a
     score that is not a finite ``float`` or ``int``, an unknown ``norm``, a fused score that is
