@@ -18,11 +18,13 @@ setup(
         Extension(
             "ef_evaluation_speedups._ranking",
             sources=["src/ef_evaluation_speedups/_ranking.c"],
+            depends=["src/ef_evaluation_speedups/_grow.h"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
         Extension(
             "ef_evaluation_speedups._qrels",
             sources=["src/ef_evaluation_speedups/_qrels.c"],
+            depends=["src/ef_evaluation_speedups/_grow.h"],
             extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
     ]

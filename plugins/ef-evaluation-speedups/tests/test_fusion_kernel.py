@@ -381,8 +381,10 @@ def test_optimize_fusion_fuses_with_the_kernel_to_the_same_result() -> None:
 METHODS = [("rrf", None, {}), ("wsum", "min-max", {"weights": [0.5, 0.3, 0.2]})]
 
 
-def ranx_fused(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
-    """ranx's fusion of ``runs`` by each of :data:`METHODS`."""
+def ranx_fused(
+    runs: list[Run], methods: list[tuple[str, str | None, dict[str, Any]]] = METHODS
+) -> dict[str, dict[str, dict[str, float]]]:
+    """ranx's fusion of ``runs`` by each of ``methods``: ``(method, norm, params)``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's warnings inside ranx's kernels
         from ranx import Run as RanxRun
@@ -397,7 +399,7 @@ def ranx_fused(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
                 .to_dict()
                 .items()
             }
-            for method, norm, params in METHODS
+            for method, norm, params in methods
         }
 
 

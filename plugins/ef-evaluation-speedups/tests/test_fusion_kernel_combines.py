@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from ef.evaluation import fuse, optimize_fusion
 
 from ef_evaluation_speedups import COMBINES, _fusion, fusion_kernel
 from speedups_switch import speedups_hooks
-from test_fusion_kernel import _runs, _scores, both, counted, outcome, pure_python
+from test_fusion_kernel import _runs, _scores, both, counted, outcome, pure_python, ranx_fused
 
 Run = dict[str, Any]
 W = [0.5, 0.3, 0.2, 0.7, 0.1]
@@ -226,26 +225,6 @@ RANX_METHODS: list[tuple[str, str | None, dict[str, Any]]] = [
 ]
 
 
-def ranx_fused(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
-    """ranx's fusion of ``runs`` by each of :data:`RANX_METHODS`."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's warnings inside ranx's kernels
-        from ranx import Run as RanxRun
-        from ranx import fuse as ranx_fuse
-
-        return {
-            method: {
-                query: dict(scores)
-                for query, scores in ranx_fuse(
-                    [RanxRun(run) for run in runs], method=method, norm=norm, params=params
-                )
-                .to_dict()
-                .items()
-            }
-            for method, norm, params in RANX_METHODS
-        }
-
-
 def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
     # ef-evaluation's tests/ranx_cache.py: ranx's compiled kernels and its outputs for these
     # runs, kept in the user's cache.
@@ -260,7 +239,7 @@ def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
         for run in runs:
             docs = rng.sample([f"d{i}" for i in range(30)], rng.choice([1, 2, 5, 20]))
             run[f"q{q}"] = {doc: rng.uniform(0, 10) for doc in docs}  # distinct: no ties
-    fused_by_ranx = cached_outputs(__file__, runs, lambda: ranx_fused(runs))
+    fused_by_ranx = cached_outputs(__file__, runs, lambda: ranx_fused(runs, RANX_METHODS))
     for method, _, params in RANX_METHODS:
         options = {name: value for name, value in params.items() if name != "weights"}
         with counted() as seen:

@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_grow.h"
+
 #define DECLINED 1 /* a step's result: 0 done, -1 error (exception set), 1 declined */
 #define MAX_EXACT_INT (1LL << 53)
 #define N_MEASURES 5
@@ -75,29 +77,6 @@ typedef struct {
     Py_ssize_t n_shared;
 } Scratch;
 
-static int
-grow(void **items, Py_ssize_t *capacity, Py_ssize_t needed, size_t item_size)
-{
-    if (needed <= *capacity) {
-        return 0;
-    }
-    Py_ssize_t capacity_new = *capacity ? *capacity : 64;
-    while (capacity_new < needed) {
-        if (capacity_new > PY_SSIZE_T_MAX / 2 / (Py_ssize_t)item_size) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        capacity_new *= 2;
-    }
-    void *grown = PyMem_Realloc(*items, (size_t)capacity_new * item_size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *items = grown;
-    *capacity = capacity_new;
-    return 0;
-}
 
 /* An exact float, or an exact int within +-2**53, as the double Python computes with. */
 static int
