@@ -395,16 +395,13 @@ found_in_scores(Scratch *s, PyObject *scores, PyObject *judged)
     return 0;
 }
 
-/* The ideal DCG at each cutoff of the positive grades `ideal`, descending (not empty). */
+/* The ideal DCG at each cutoff of the positive grades `ideal`, descending (not empty), each
+ * divided by `scale`, its first. */
 static int
-ideal_dcgs(Scratch *s, PyObject *ideal, const Py_ssize_t *ks, Py_ssize_t n_ks)
+ideal_dcgs(Scratch *s, PyObject *ideal, double scale, const Py_ssize_t *ks, Py_ssize_t n_ks)
 {
     Py_ssize_t n = PyList_GET_SIZE(ideal);
-    double scale;
-    int step = exact_double(PyList_GET_ITEM(ideal, 0), &scale);
-    if (step != 0) {
-        return step;
-    }
+    int step;
     Py_ssize_t reach = n < ks[n_ks - 1] ? n : ks[n_ks - 1];
     if (ensure_log2(s, reach) < 0) {
         return -1;
@@ -436,7 +433,7 @@ measures(Scratch *s, PyObject *ideal, const Py_ssize_t *ks, Py_ssize_t n_ks)
         return step;
     }
     if (ideal != s->idcg_of) {
-        step = ideal_dcgs(s, ideal, ks, n_ks);
+        step = ideal_dcgs(s, ideal, scale, ks, n_ks);
         if (step != 0) {
             s->idcg_of = NULL;
             return step;

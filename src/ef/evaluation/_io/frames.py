@@ -282,15 +282,6 @@ _STR = frozenset({str})
 _FLOAT = frozenset({float})
 
 
-def _sums_finite(values: Sequence[Any]) -> bool:
-    """Whether ``values`` add up to a finite number (no NaN among them), in C-level passes."""
-    try:
-        total = sum(values)
-    except (TypeError, OverflowError):
-        return False
-    return bool(total - total == 0.0)
-
-
 def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = False) -> list[float]:
     """The values of the ``role`` column, each a finite number (:func:`score_problem`).
 
@@ -303,15 +294,17 @@ def _numbers(table: _Columns, role: str, what: str, *, exact_integers: bool = Fa
         raise TypeError(f"{what}: {role} column {name!r} is not numeric; expected numbers")
     row = table.first_null(name)
     values = table.values(name)
-    if row is None and (None in values or not _sums_finite(values)):
-        # A NaN a library does not count as missing (or a sum that merely overflows): found.
+    finite = finite_numbers(values)  # C-level passes: no None, NaN or infinity, the usual case
+    if row is None and not finite:
+        # A NaN a library does not count as missing: found row by row.
         row = next((row for row, value in enumerate(values) if _missing(value)), None)
     if row is not None:
         raise ValueError(f"{what}: row {row}: {role} column {name!r} has no value")
     numbers: list[Any] = values
     if not (exact_integers and table.is_integer(name)) and not set(map(type, values)) <= _FLOAT:
         numbers = [float(value) for value in values]
-    if not finite_numbers(numbers):
+        finite = finite_numbers(numbers)
+    if not finite:
         for row, value in enumerate(numbers):
             problem = score_problem(value)
             if problem is not None:
