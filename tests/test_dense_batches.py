@@ -4,6 +4,7 @@ included, and an evaluation in batches reports what one query at a time reports.
 from __future__ import annotations
 
 import hashlib
+import random
 from typing import Any
 
 import numpy as np
@@ -56,13 +57,14 @@ def test_dense_search_batch_gives_the_hits_of_search_ties_included(
     assert len(set(scores)) < len(scores)
 
 
-def test_dense_scores_in_blocks_bounded_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ef._dense_index as dense
-
-    index = DenseIndex(SEGMENTS, model=HashModel())
-    whole = index.search_batch(QUERIES, limit=10)
-    monkeypatch.setattr(dense, "_SCORES_PER_BLOCK", 3 * len(SEGMENTS))  # three rows a block
-    assert index.search_batch(QUERIES, limit=10) == whole
+def test_a_query_ranks_alike_whatever_else_is_in_its_batch() -> None:
+    index = DenseIndex(SEGMENTS, model=HashModel(), batch_size=8)
+    whole = dict(zip(QUERIES, index.search_batch(QUERIES, limit=10), strict=True))
+    order = random.Random(3).sample(QUERIES, len(QUERIES))
+    for size in (1, 2, 3, 7, 16, 50):  # each query at other places, beside other queries
+        for first in range(0, len(order), size):
+            block = order[first : first + size]
+            assert index.search_batch(block, limit=10) == [whole[query] for query in block]
     assert index.search_batch([], limit=10) == []
 
 

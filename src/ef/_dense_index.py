@@ -20,8 +20,6 @@ DTYPES = ("float32", "float16")
 """How embeddings may be stored: float32 (the default) or float16 (half the memory; the scores
 change in the third or fourth decimal, so rankings can too)."""
 _VECTORS = "vectors.npy"
-_SCORES_PER_BLOCK = 1 << 24
-"""The most scores (64 MiB of float32) one matrix product of a query batch computes at once."""
 
 
 class DenseIndex(SegmentIndex):
@@ -129,8 +127,11 @@ class DenseIndex(SegmentIndex):
         return next(self._scores_batch([query]))
 
     def _scores_batch(self, queries: list[str]) -> Iterator[Any]:
-        # Queries are encoded ``batch_size`` at a time and scored a block of rows at a time,
-        # each block one matrix product, so memory holds at most _SCORES_PER_BLOCK scores.
+        # Queries are encoded ``batch_size`` at a time, then scored one matrix-vector product
+        # each: a query's scores are the same whatever else is in its batch. (The rows of one
+        # matrix product over a block of queries round by their place in the block on some
+        # processors, so a query would rank its ties otherwise in a batch than alone; the
+        # products cost a few per cent of the encoding.)
         numpy = require("numpy", "dense", "dense indexing")
         encoded = encode_texts(self.model, queries, batch_size=self.batch_size)
         if encoded.shape[1] != self._vectors.shape[1]:
@@ -139,15 +140,11 @@ class DenseIndex(SegmentIndex):
                 f"{self._vectors.shape[1]}-dimensional ones: load it with the model it was built "
                 "with"
             )
-        rows = max(2, _SCORES_PER_BLOCK // max(1, len(self._vectors)))
-        for first in range(0, len(queries), rows):
-            block = encoded[first : first + rows]
-            if len(block) == 1:
-                # A single row would take the matrix-vector path, whose sums round otherwise:
-                # doubled, it takes the matrix product's, so one query scores as in a batch.
-                yield (numpy.vstack([block, block]) @ self._vectors.T)[0]
-                continue
-            yield from block @ self._vectors.T  # float32, also against float16 storage
+        vectors = self._vectors
+        if vectors.dtype != numpy.float32:  # float16 storage: scored in float32, once a batch
+            vectors = vectors.astype(numpy.float32)
+        for query in encoded.astype(numpy.float32, copy=False):
+            yield vectors @ query
 
     def _engine_manifest(self) -> dict[str, Any]:
         name = self._model_name
