@@ -28,6 +28,8 @@ SPEC_NAMES = {
 }
 
 ADDED_NAMES = {
+    "PackedQrels",
+    "read_packed_qrels",
     "JudgementAgreement",
     "JudgementPool",
     "MeanIntervals",

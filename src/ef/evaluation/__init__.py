@@ -77,7 +77,12 @@ from ef.evaluation._io.diversity_qrels import read_diversity_qrels
 from ef.evaluation._io.overwrite import overwritten_input
 from ef.evaluation._io.rag_samples import read_rag_samples
 from ef.evaluation._io.runs import write_run
-from ef.evaluation._io.trec import read_trec_qrels, write_trec_qrels, write_trec_run
+from ef.evaluation._io.trec import (
+    read_packed_qrels,
+    read_trec_qrels,
+    write_trec_qrels,
+    write_trec_run,
+)
 from ef.evaluation._json import loads_strict
 from ef.evaluation._judgements.agreement import JudgementAgreement, judgement_agreement
 from ef.evaluation._judgements.pool import JudgementPool, pool_runs
@@ -125,6 +130,7 @@ from ef.evaluation._scoring.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.score_sheet import Progress
 from ef.evaluation._suite.datasets import SuiteDataset
@@ -182,6 +188,7 @@ __all__ = [
     "MissingQueriesError",
     "MissingQueriesWarning",
     "Normalization",
+    "PackedQrels",
     "PairedComparison",
     "ParameterError",
     "PluginInfo",
@@ -243,6 +250,7 @@ __all__ = [
     "read_dataset",
     "read_diversity_qrels",
     "read_gate_config",
+    "read_packed_qrels",
     "read_query_groups",
     "read_rag_samples",
     "read_report",

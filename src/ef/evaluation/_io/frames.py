@@ -22,6 +22,7 @@ from typing import Any
 from ef.evaluation._io.qrels import read_qrels
 from ef.evaluation._io.scores import SCORE_EXPECTED, check_run, score_problem
 from ef.evaluation._scoring.grades import finite_numbers
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 
 __all__ = [
     "ACCEPTED_QRELS",
@@ -135,6 +136,8 @@ relevance columns
         return qrels_from_frame(qrels, what)
     if isinstance(qrels, str | os.PathLike):
         return read_qrels(qrels)
+    if isinstance(qrels, PackedQrels):  # every query's judgements a dict, by construction
+        return qrels
     if not isinstance(qrels, Mapping):
         raise TypeError(f"{what} is a {describe_type(qrels)}; expected {ACCEPTED_QRELS}")
     for query_id, judgements in qrels.items():

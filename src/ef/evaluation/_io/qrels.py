@@ -8,7 +8,9 @@ separated); a line of 4 whitespace-separated columns starts TREC qrels
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sized
+from array import array
+from collections.abc import Iterator, Mapping, Sized
+from itertools import accumulate, chain
 from typing import NamedTuple
 
 from ef.evaluation._exceptions import DatasetFormatError
@@ -21,6 +23,7 @@ from ef.evaluation._io.lines import (
     number_problem,
     read_number,
 )
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 
 __all__ = [
     "QRELS",
@@ -29,6 +32,7 @@ __all__ = [
     "Layout",
     "check_no_repeats",
     "line_error",
+    "read_packed_qrels",
     "read_qrels",
 ]
 
@@ -66,22 +70,61 @@ def read_qrels(path: PathArg) -> dict[str, dict[str, float]]:
     :raises DatasetFormatError: naming the file and line.
     """
     with rereadable(path) as source:
-        first = _first_nonblank_line(source)
-        if first is None:
+        form = _form(source)
+        if form is None:
             return {}
-        number, line = first
-        if line.rstrip("\r\n").split("\t") == list(TSV_HEADER):
-            return _read_tsv(source, header_line=number)
-        columns = line.split()
-        if len(columns) == QRELS.columns:
-            return _read_trec(source)
-        if tuple(columns) == TSV_HEADER:
-            problem = "the 'query-id corpus-id score' header is not tab-separated"
-        elif len(columns) == len(TSV_HEADER):
-            problem = "3 columns but no 'query-id corpus-id score' header"
+        return _read_tsv(source, header_line=form) if form else _read_trec(source)
+
+
+def read_packed_qrels(path: PathArg) -> PackedQrels:
+    """Read qrels in either form as :func:`read_qrels` does, into :class:`PackedQrels`.
+
+    TREC qrels whose lines are grouped by query (each query's lines together, as most are) are
+    read straight into the arrays; other files are read into dicts first.
+
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises DatasetFormatError: naming the file and line.
+    """
+    with rereadable(path) as source:
+        form = _form(source)
+        if form == 0:
+            packed = _read_trec_packed(source)
+            if packed is not None:
+                return packed
+            table = _read_trec(source)
         else:
-            problem = f"found {len(columns)} columns"
-        raise DatasetFormatError(source, number, problem, QRELS_FORMS)
+            table = {} if form is None else _read_tsv(source, header_line=form)
+    values = table.values()
+    return PackedQrels(
+        list(table),
+        list(accumulate(map(len, values))),
+        list(chain.from_iterable(values)),
+        array("d", chain.from_iterable(map(dict.values, values))),
+    )
+
+
+def _form(source: PathArg) -> int | None:
+    """``None`` for a file without a non-blank line, 0 for TREC qrels, else BEIR's TSV: the
+    number of its header line.
+
+    :raises DatasetFormatError: for a first line of neither form.
+    """
+    first = _first_nonblank_line(source)
+    if first is None:
+        return None
+    number, line = first
+    if line.rstrip("\r\n").split("\t") == list(TSV_HEADER):
+        return number
+    columns = line.split()
+    if len(columns) == QRELS.columns:
+        return 0
+    if tuple(columns) == TSV_HEADER:
+        problem = "the 'query-id corpus-id score' header is not tab-separated"
+    elif len(columns) == len(TSV_HEADER):
+        problem = "3 columns but no 'query-id corpus-id score' header"
+    else:
+        problem = f"found {len(columns)} columns"
+    raise DatasetFormatError(source, number, problem, QRELS_FORMS)
 
 
 def _first_nonblank_line(path: PathArg) -> tuple[int, str] | None:
@@ -94,11 +137,10 @@ def _first_nonblank_line(path: PathArg) -> tuple[int, str] | None:
     return None
 
 
-def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
-    """Read TREC qrels lines; the iteration column is ignored, as trec_eval does."""
-    table: dict[str, dict[str, float]] = {}
+def _trec_judgements(path: PathArg) -> Iterator[tuple[str, str, float]]:
+    """Each ``(query_id, doc_id, grade)`` of TREC qrels lines, in file order; the iteration
+    column is ignored, as trec_eval does."""
     grades: dict[str, float] = {}  # one float per grade written alike: a million "1" are one
-    number = blank = 0
     to_float = float
     with open_text(path) as text:
         for number, line in enumerate(bounded_lines(text, MAX_TREC_LINE), 1):
@@ -108,7 +150,6 @@ def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
                 qid, _, doc, grade = line.split()
             except ValueError:
                 if line.isspace():
-                    blank += 1
                     continue
                 raise line_error(path, number, line, QRELS) from None
             value = grades.get(grade)
@@ -122,12 +163,56 @@ def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
                     raise line_error(path, number, line, QRELS)
                 if len(grades) < _SHARED_GRADES:
                     grades[grade] = value
-            judgements = table.get(qid)
-            if judgements is None:
-                judgements = table[qid] = {}
-            judgements[doc] = value
-    check_no_repeats(path, number - blank, table)
+            yield qid, doc, value
+
+
+def _read_trec(path: PathArg) -> dict[str, dict[str, float]]:
+    """Read TREC qrels lines into dicts."""
+    table: dict[str, dict[str, float]] = {}
+    records = 0
+    for qid, doc, value in _trec_judgements(path):
+        records += 1
+        judgements = table.get(qid)
+        if judgements is None:
+            judgements = table[qid] = {}
+        judgements[doc] = value
+    check_no_repeats(path, records, table)
     return table
+
+
+def _read_trec_packed(path: PathArg) -> PackedQrels | None:
+    """Read TREC qrels lines grouped by query into :class:`PackedQrels`; ``None`` when a
+    query's lines are not all together."""
+    ids: list[str] = []
+    ends = array("Q")
+    docs: list[str] = []
+    grades = array("d")
+    add_doc, add_grade = docs.append, grades.append
+    current: str | None = None
+    start = 0
+    for qid, doc, value in _trec_judgements(path):
+        if qid != current:
+            if current is not None:
+                _end_query(path, docs, start, ends)
+                start = len(docs)
+            ids.append(qid)
+            current = qid
+        add_doc(doc)
+        add_grade(value)
+    if current is not None:
+        _end_query(path, docs, start, ends)
+    try:
+        return PackedQrels(ids, ends, docs, grades)
+    except ValueError:  # a query whose lines are apart
+        return None
+
+
+def _end_query(path: PathArg, docs: list[str], start: int, ends: array[int]) -> None:
+    """Note that a query's doc ids end here; a doc judged twice in it is reported."""
+    end = len(docs)
+    if end - start > 1 and len(set(docs[start:end])) != end - start:
+        raise_duplicate(path)
+    ends.append(end)
 
 
 def _read_tsv(path: PathArg, *, header_line: int) -> dict[str, dict[str, float]]:

@@ -23,13 +23,16 @@ from ef.evaluation._io.files import (
 )
 from ef.evaluation._io.frames import as_qrels, as_run
 from ef.evaluation._io.qrels import check_no_repeats, read_qrels
+from ef.evaluation._io.qrels import read_packed_qrels as read_packed
 from ef.evaluation._io.stream import trec_groups
 from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 from ef.evaluation._types import Qrels, Run
 
 __all__ = [
     "RunParser",
+    "read_packed_qrels",
     "read_trec_qrels",
     "read_trec_run",
     "write_trec_qrels",
@@ -124,6 +127,27 @@ def read_trec_qrels(path: PathArg) -> dict[str, dict[str, float]]:
     {'q1': {'d1': 1.0}}
     """
     return read_qrels(path)
+
+
+def read_packed_qrels(path: PathArg) -> PackedQrels:
+    """Read a qrels file as :func:`read_trec_qrels` does, into :class:`PackedQrels`: the same
+    judgements in the same order, in about half the memory of the dicts when most queries have
+    few judgements (a million judged queries: ~170 MB instead of ~340 MB), for evaluating
+    against very many queries. ``ef-eval run`` reads its qrels this way unless it draws a page.
+
+    :param path: the qrels file, in either form, as for :func:`read_trec_qrels`.
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises DatasetFormatError: as :func:`read_trec_qrels` raises it.
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp, "qrels.txt")
+    ...     _ = path.write_text("q1 0 d1 2\\nq1 0 d7 0\\nq2 0 d1 1\\n")
+    ...     qrels = read_packed_qrels(path)
+    ...     print(len(qrels), qrels["q1"], dict(qrels) == read_trec_qrels(path))
+    2 {'d1': 2.0, 'd7': 0.0} True
+    """
+    return read_packed(path)
 
 
 def write_trec_run(path: PathArg, run: Run, *, tag: str = "ef") -> None:

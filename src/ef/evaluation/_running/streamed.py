@@ -9,7 +9,9 @@ and the means are summed in qrels order whatever the order of the file.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from array import array
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from math import copysign
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +67,11 @@ def evaluate_run_file(
         if by_query is not None:
             try:
                 queries = stream.plugin_queries(source, by_query)
-                sheet, seen = _score(plan, options, queries, kernel)
+                sheet, planned, seen = _score(plan, options, queries, kernel)
             except stream.StreamDeclined:
                 by_query = None  # the built-in reader reads the file again and names the bad line
         if by_query is None:
-            sheet, seen = _score(plan, options, stream.trec_queries(source), kernel)
+            sheet, planned, seen = _score(plan, options, stream.trec_queries(source), kernel)
     coverage = check_run_queries(
         plan.planned,
         seen,
@@ -77,7 +79,8 @@ def evaluate_run_file(
         run=name,
         stacklevel=stacklevel + 1,
     )
-    report = sheet.report({"run": {"queries": len(seen), **coverage.as_manifest()}})
+    manifest = {"run": {"queries": len(seen), **coverage.as_manifest()}}
+    report = sheet.report(manifest, rows=planned.rows)
     if groups is None:
         return report
     return retrieval_with_groups(report, groups, plan.aggregate, stacklevel=stacklevel + 1)
@@ -88,72 +91,132 @@ def _score(
     options: RunOptions,
     queries: Iterable[stream.QueryScores],
     kernel: RankingKernel | None,
-) -> tuple[ScoreSheet, _Held]:
-    """The score sheet of every planned query, and the run's query ids (:class:`_Held`).
+) -> tuple[ScoreSheet, _Planned, _Held]:
+    """The score sheet, each planned query's values (:class:`_Planned`) and the run's query
+    ids (:class:`_Held`).
 
-    A planned query is kept under the qrels' own id string (the file's copy is dropped), and
-    queries whose values are the same share one read-only dict of them (:class:`_Rows`).
-    Planned queries are scored a batch at a time (up to :data:`_BATCH_QUERIES` queries or
-    :data:`_BATCH_DOCS` scored docs), by ``kernel`` where it takes them.
+    Each planned query's values are kept at its place in the planned order, so neither the
+    file's copy of its id nor a dict entry per query is kept, and queries whose values are the
+    same share one read-only dict of them (:class:`_Rows`). Planned queries are scored a batch at
+    a time (up to :data:`_BATCH_QUERIES` queries or :data:`_BATCH_DOCS` scored docs), by
+    ``kernel`` where it takes them, through the sheet (which holds no more than a batch).
     """
     sheet = ScoreSheet(plan, parameters=options.recorded())
-    planned = {query_id: query_id for query_id in plan.planned}
+    planned = _Planned(plan.planned)
+    ids, kept, place = plan.planned, planned.rows, planned.place
     add_scores, per_query, rows = sheet.add_scores, sheet.per_query, _Rows()
     others: dict[str, None] = {}  # the run's queries that are not planned, in file order
     batch: dict[str, Any] = {}
+    places: list[int] = []  # where each query of the batch is planned
     docs = 0
 
     def flush() -> None:
         for query_id in score_compiled(sheet, batch, kernel, list(batch)):
             add_scores(query_id, batch[query_id])
-        for query_id in batch:
-            per_query[query_id] = rows.shared(per_query[query_id])
+        for at, query_id in zip(places, batch, strict=True):
+            kept[at] = rows.shared(per_query.pop(query_id))
         batch.clear()
+        places.clear()
 
     for query_id, scores in queries:
-        judged = planned.get(query_id)
-        if judged is None:
+        at = place(query_id)
+        if at is None:
             others[query_id] = None
         else:
-            batch[judged] = cut_scores(scores, options.depth)
+            batch[ids[at]] = cut_scores(scores, options.depth)
+            places.append(at)
             docs += len(scores)
             if len(batch) >= _BATCH_QUERIES or docs >= _BATCH_DOCS:
                 flush()
                 docs = 0
     flush()
-    missing = frozenset(query_id for query_id in plan.planned if query_id not in per_query)
-    empty: list[str] = []
-    for query_id in missing:
-        per_query[query_id] = rows.shared(sheet.add_ranking(query_id, empty, unique=True))
-    return sheet, _Held(per_query, missing, others)
+    missing: dict[str, None] = {}
+    if None in kept:
+        empty: list[str] = []
+        for at in [at for at, row in enumerate(kept) if row is None]:
+            query_id = ids[at]
+            missing[query_id] = None
+            sheet.add_ranking(query_id, empty, unique=True)
+            kept[at] = rows.shared(per_query.pop(query_id))
+    return sheet, planned, _Held(plan, missing, others)
+
+
+class _Planned:
+    """Each planned query's values, at its place in the planned order (``None`` until it is
+    scored): a list of one reference per query, where a dict keyed by query id costs five
+    times that and keeps a second id string per query.
+
+    A query's place is found by :meth:`place`: the next place when the file follows the planned
+    order (most do), else by bisection in the planned ids sorted (made the first time it is
+    needed, a list of them and an array of their places).
+    """
+
+    __slots__ = ("_ids", "_next", "_places", "_sorted", "rows")
+
+    def __init__(self, ids: list[str]) -> None:
+        self._ids = ids
+        self.rows: list[Mapping[str, float] | None] = [None] * len(ids)
+        self._next = 0
+        self._sorted: list[str] | None = None
+        self._places = array("Q")
+
+    def place(self, query_id: str) -> int | None:
+        """Where ``query_id`` (a ``str``) is planned, or ``None`` when it is not planned."""
+        ids, at = self._ids, self._next
+        if at < len(ids) and ids[at] == query_id:
+            self._next = at + 1
+            return at
+        ordered = self._sorted if self._sorted is not None else self._index()
+        found = bisect_left(ordered, query_id)
+        if found == len(ordered) or ordered[found] != query_id:
+            return None
+        at = self._places[found]
+        self._next = at + 1
+        return at
+
+    def _index(self) -> list[str]:
+        """The planned ids sorted (kept, with their places)."""
+        ids = self._ids
+        # A planned id that is not a str is never a run file's query id.
+        order = sorted(
+            (at for at, query_id in enumerate(ids) if isinstance(query_id, str)),
+            key=lambda at: str.__str__(ids[at]),
+        )
+        self._places = array("I" if len(ids) <= 0xFFFFFFFF else "Q", order)
+        self._sorted = [str.__str__(ids[at]) for at in order]
+        return self._sorted
 
 
 class _Held(Collection[str]):
-    """The query ids a run file holds, without a copy of the planned ones among them: those
-    scored from it (``scored`` but not ``missing``) and the ``others``. Iterated, the planned
-    ones come first (in the order they were scored), then the others in file order."""
+    """The query ids a run file holds, without a copy of them: the planned ones but the
+    ``missing`` (the planned queries are the judged ones the plan did not skip), and the
+    ``others``. Iterated, the planned ones come first, in the planned order, then the others
+    in file order."""
 
-    __slots__ = ("_missing", "_others", "_scored")
+    __slots__ = ("_missing", "_others", "_plan")
 
-    def __init__(
-        self, scored: Collection[str], missing: frozenset[str], others: dict[str, None]
-    ) -> None:
-        self._scored = scored
+    def __init__(self, plan: QueryPlan, missing: dict[str, None], others: dict[str, None]) -> None:
+        self._plan = plan
         self._missing = missing
         self._others = others
 
     def __contains__(self, query_id: object) -> bool:
         if query_id in self._others:
             return True
-        return query_id in self._scored and query_id not in self._missing
+        plan = self._plan
+        return (
+            query_id in plan.qrels
+            and query_id not in plan.skipped
+            and query_id not in self._missing
+        )
 
     def __iter__(self) -> Iterator[str]:
         missing = self._missing
-        yield from (query_id for query_id in self._scored if query_id not in missing)
+        yield from (query_id for query_id in self._plan.planned if query_id not in missing)
         yield from self._others
 
     def __len__(self) -> int:
-        return len(self._scored) - len(self._missing) + len(self._others)
+        return len(self._plan.planned) - len(self._missing) + len(self._others)
 
 
 _BATCH_QUERIES = 1024

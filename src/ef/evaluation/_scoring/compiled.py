@@ -19,6 +19,7 @@ from typing import Any
 
 from ef.evaluation._report.frozen import FrozenDict
 from ef.evaluation._scoring.cutoffs import AP, NDCG, PRECISION, RECALL, RECIPROCAL_RANK
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 from ef.evaluation._scoring.query_plan import QueryPlan
 from ef.evaluation._scoring.score_sheet import ScoreSheet
 
@@ -95,7 +96,10 @@ def score_compiled(
     # trec_eval's measures count a ranking's distinct ids as its depth; ef's metrics its length.
     distinct = plan.measures is not None
     keys = tuple(plan.keys)
-    result = kernel(run, plan.qrels, plan.ideals, planned, ks, picks, keys, FrozenDict, distinct)
+    qrels = plan.qrels
+    if isinstance(qrels, PackedQrels):  # the kernel reads a dict: the batch's, made for it
+        qrels = qrels.batch(planned)
+    result = kernel(run, qrels, plan.ideals, planned, ks, picks, keys, FrozenDict, distinct)
     if result is None:
         return planned
     values, depths = result

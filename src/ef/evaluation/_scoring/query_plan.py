@@ -25,6 +25,7 @@ from ef.evaluation._scoring.measures.gains import ndcg_cut
 from ef.evaluation._scoring.measures.subtopics import SubtopicJudgements
 from ef.evaluation._scoring.measures.summary import DEFAULT_JUDGING, Judging, facts_for
 from ef.evaluation._scoring.metric_scorer import MetricScorer, ndcg_all
+from ef.evaluation._scoring.packed_qrels import PackedQrels
 from ef.evaluation._scoring.ranked import RankingSummary
 from ef.evaluation._scoring.steps import Metric
 from ef.evaluation._types import Qrels, Queries
@@ -151,6 +152,13 @@ def _known_plain(
     the grades in one walk; otherwise marshal and :func:`plain_ideals` do it, each in its own.
     """
     value: Any = qrels
+    if isinstance(value, PackedQrels):  # plain by construction: digested piece by piece
+        hashed = hashlib.sha256()
+        for piece in value.marshalled(_MARSHAL_VERSION):
+            hashed.update(piece)
+        qrels_digest = DIGEST_PREFIX + hashed.hexdigest()
+        known = _KNOWN_QRELS.get(qrels_digest)
+        return qrels_digest, _keep_known(qrels_digest, value.ideals()) if known is None else known
     passed = qrels_pass(value) if qrels_pass is not None else None
     if passed is not None:
         written, ideals = passed
@@ -167,10 +175,15 @@ def _known_plain(
     known = plain_ideals(qrels) if ideals is None else ideals
     if known is None:
         return None, None
+    return qrels_digest, _keep_known(qrels_digest, known)
+
+
+def _keep_known(qrels_digest: str, known: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Keep ``known`` as the grades of the qrels digested as ``qrels_digest``; return it."""
     while len(_KNOWN_QRELS) >= _KNOWN_QRELS_KEPT:  # the oldest goes (another thread's too)
         _KNOWN_QRELS.pop(next(iter(_KNOWN_QRELS), ""), None)
     _KNOWN_QRELS[qrels_digest] = known
-    return qrels_digest, known
+    return known
 
 
 class _PositivesOnDemand(dict[str, list[tuple[str, float]]]):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from operator import itemgetter
-from typing import Any
+from itertools import compress, repeat
+from operator import is_not, itemgetter
+from typing import Any, cast
 
 import attrs
 
@@ -231,23 +232,41 @@ class ScoreSheet:
             )
         )
 
-    def report(self, manifest: Mapping[str, Any] | None = None) -> RetrievalEvalReport:
-        """The report: means over the scored queries, summed in the planned order."""
-        planned, per_query = self.plan.planned, self.per_query
-        scored = [query_id for query_id in planned if query_id in per_query]
-        rows = list(map(per_query.__getitem__, scored))
+    def report(
+        self,
+        manifest: Mapping[str, Any] | None = None,
+        *,
+        rows: list[Mapping[str, float] | None] | None = None,
+    ) -> RetrievalEvalReport:
+        """The report: means over the scored queries, summed in the planned order.
+
+        :param rows: each planned query's values in the planned order (``None`` for a query
+            not scored), when they are kept outside the sheet; by default the sheet's own.
+        """
+        planned = self.plan.planned
+        scored: list[str]
+        values: list[Mapping[str, float]]
+        if rows is None:
+            per_query = self.per_query
+            scored = [query_id for query_id in planned if query_id in per_query]
+            values = list(map(per_query.__getitem__, scored))
+        elif None in rows:
+            scored = list(compress(planned, map(is_not, rows, repeat(None))))
+            values = [row for row in rows if row is not None]
+        else:  # every planned query scored: the lists as they are, not copies
+            scored, values = planned, cast("list[Mapping[str, float]]", rows)
         metrics: dict[str, float] = {}
         if scored:
             aggregate = self.plan.aggregate
             for key in self.plan.keys:
                 # Left to right from 0.0, as a plain loop adds (builtin sum compensates on 3.12+,
                 # which would change the last digits between Python versions).
-                metrics[key] = aggregate(key, list(map(itemgetter(key), rows)))
+                metrics[key] = aggregate(key, list(map(itemgetter(key), values)))
         short, failures, latency = set(self.short_rankings), self.failures, self.latency
         # What nothing was recorded in is not looked up query by query.
         return RetrievalEvalReport(
             metrics=metrics,
-            per_query=FrozenDict(zip(scored, map(frozen_dict, rows), strict=True)),
+            per_query=FrozenDict(zip(scored, map(frozen_dict, values), strict=True)),
             n_queries=len(scored),
             k_values=self.plan.scoring.k_values,
             skipped=dict(self.plan.skipped),

@@ -22,6 +22,7 @@ from ef.evaluation import (
     RetrievalEvalReport,
     check_metrics,
     read_dataset,
+    read_packed_qrels,
     read_trec_qrels,
     registry,
 )
@@ -241,16 +242,15 @@ def add_output_options(
     )
 
 
-def read_qrels(source: str, reader: str | None) -> Qrels:
+def read_qrels(source: str, reader: str | None, *, packed: bool = False) -> Qrels:
     """The judgements in a qrels file (TREC or BEIR TSV), or those of a dataset ``reader``
-    reads (``--reader``).
+    reads (``--reader``); with ``packed``, a file's as :func:`read_packed_qrels` reads them.
 
-    :raises CliError: for a reader that is not registered (a usage error), or judgements
-        without a single query (nothing could be scored: the error names the file).
+    :raises CliError: for a reader not registered, or judgements of no query (naming the file).
     """
     qrels: Qrels
     if reader is None:
-        qrels = read_trec_qrels(source)
+        qrels = read_packed_qrels(source) if packed else read_trec_qrels(source)
     else:
         check_names([reader], registry().readers, "dataset reader")
         _, _, qrels = read_dataset(source, reader=reader)

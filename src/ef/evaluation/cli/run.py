@@ -140,7 +140,8 @@ def handle(args: argparse.Namespace) -> int:
     check_names(args.metrics, registry().metrics, "metric")
     check_outputs(command_outputs(args), [args.qrels, *args.runs])
     names = run_names(args.runs)
-    qrels = read_qrels(args.qrels, args.reader)
+    # Without a page the judgements are only scored with: held packed, half the memory.
+    qrels = read_qrels(args.qrels, args.reader, packed=not args.html)
     options = retrieval_options(args)
     groups = read_groups(args)
     if groups is not None:
