@@ -5,10 +5,12 @@ the judgements of :func:`read_trec_qrels` in the same order, and every evaluatio
 from __future__ import annotations
 
 import json
+import marshal
 import random
 import subprocess
 import sys
 import warnings
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from ef.evaluation import (
     read_packed_qrels,
     read_trec_qrels,
 )
+from ef.evaluation._scoring.grades import plain_ideals
 
 METRIC_SETS: list[tuple[str, ...] | None] = [
     None,  # the default set (the compiled kernel takes it)
@@ -179,3 +182,21 @@ def test_ef_eval_run_reports_what_the_dicts_give(tmp_path: Path) -> None:
     assert report["per_query"] == expected["per_query"]
     assert report["metrics"] == expected["metrics"]
     assert report["manifest"]["fingerprints"] == expected["manifest"]["fingerprints"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_grades_and_bytes_planning_reads_are_those_of_the_dicts(seed: int) -> None:
+    rng = random.Random(seed)
+    ids = [f"q{query}" for query in range(rng.randrange(0, 60))]
+    ends: list[int] = []
+    docs: list[str] = []
+    grades: list[float] = []
+    for _ in ids:
+        for doc in rng.sample(range(20), rng.choice([1, 1, 1, 2, 5, 12])):
+            docs.append(f"d{doc}")
+            grades.append(rng.choice([0.0, -0.0, -1.0, 0.5, 1.0, 2.0, 3.0]))
+        ends.append(len(docs))
+    packed = PackedQrels(ids, ends, docs, array("d", grades))
+    as_dicts = dict(packed)
+    assert packed.ideals() == plain_ideals(as_dicts)
+    assert b"".join(packed.marshalled(2)) == marshal.dumps(as_dicts, 2)

@@ -24,6 +24,7 @@ __all__ = ["PackedQrels"]
 
 _SHARED_IDEALS = 4096  # distinct short ideal lists shared between queries, at most
 _SHORT = 8
+_MARSHALLED = 4096  # queries marshalled at a time
 
 
 class PackedQrels(Mapping[str, Mapping[str, float]]):
@@ -86,6 +87,8 @@ class PackedQrels(Mapping[str, Mapping[str, float]]):
     def _judgements(self, at: int) -> dict[str, float]:
         ends = self._ends
         start, end = (ends[at - 1] if at else 0), ends[at]
+        if end - start == 1:  # most large qrels judge few docs a query
+            return {self._docs[start]: self._grades[start]}
         return dict(zip(self._docs[start:end], self._grades[start:end], strict=True))
 
     def __getitem__(self, query_id: str) -> dict[str, float]:
@@ -111,32 +114,43 @@ class PackedQrels(Mapping[str, Mapping[str, float]]):
 
     def batch(self, query_ids: list[str]) -> dict[str, dict[str, float]]:
         """The judgements of ``query_ids`` as a plain dict (those judged)."""
-        return {q: self._judgements(self._place(q)) for q in query_ids if q in self}
+        found: dict[str, dict[str, float]] = {}
+        for query_id in query_ids:
+            try:
+                found[query_id] = self._judgements(self._place(query_id))
+            except KeyError:
+                continue
+        return found
 
     def marshalled(self, version: int) -> Iterator[bytes]:
         """``marshal.dumps(qrels, version)`` of the equal dict, piece by piece (the bytes the
-        manifest's digest is of, without the dict)."""
-        dumps, pieces = marshal.dumps, [b"{"]
-        for query_id, judged in self.pairs():
-            pieces.append(dumps(query_id, version))
-            pieces.append(dumps(judged, version))
-            if len(pieces) >= 8192:
-                yield b"".join(pieces)
-                pieces.clear()
-        pieces.append(b"0")
-        yield b"".join(pieces)
+        manifest's digest is of, without the dict): a dict's bytes are ``{``, each key's and
+        value's, then ``0``, so those of a few thousand queries at a time are joined."""
+        ids, judgements, dumps = self._ids, self._judgements, marshal.dumps
+        yield b"{"
+        for first in range(0, len(ids), _MARSHALLED):
+            part = {
+                ids[at]: judgements(at) for at in range(first, min(first + _MARSHALLED, len(ids)))
+            }
+            yield dumps(part, version)[1:-1]
+        yield b"0"
 
     def ideals(self) -> dict[str, list[float]]:
         """Each query's positive grades, descending (:func:`ideal_grades`), in qrels order;
         equal short lists are one list (they are never changed)."""
-        ends, grades, shared = self._ends, self._grades, dict[tuple[float, ...], list[float]]()
+        grades, shared = self._grades, dict[tuple[float, ...], list[float]]()
         ideals: dict[str, list[float]] = {}
         start = 0
-        for query_id, end in zip(self._ids, ends, strict=True):
-            ideal = ideal_grades(grades[start:end])
+        for query_id, end in zip(self._ids, self._ends, strict=True):
+            if end - start == 1:
+                grade = grades[start]
+                key: tuple[float, ...] = (grade,) if grade > 0.0 else ()
+                ideal = list(key)
+            else:
+                ideal = ideal_grades(grades[start:end])
+                key = tuple(ideal) if len(ideal) <= _SHORT else ()
             start = end
-            if len(ideal) <= _SHORT:
-                key = tuple(ideal)
+            if key or not ideal:
                 kept = shared.get(key)
                 if kept is not None:
                     ideal = kept
