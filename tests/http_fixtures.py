@@ -26,8 +26,11 @@ class Dataset:
     def __init__(self, n_queries: int, *, seed: int = 0, n_docs: int = 200, depth: int = 15):
         rng = random.Random(seed)
         docs = [f"d{i}" for i in range(n_docs)]
+        # Every text of one length: the runner orders a window of batches longest text first,
+        # so the batches of a batch form stay in plan order, as the tests count on.
         self.queries = {
-            f"q{i}": f"query {i} {rng.choice(['alpha', 'beta', 'gamma'])}" for i in range(n_queries)
+            f"q{i}": f"query {i:03d} {rng.choice(['alpha', 'bravo', 'gamma'])}"
+            for i in range(n_queries)
         }
         self.qrels: dict[str, dict[str, float]] = {}
         self.rankings: dict[str, list[tuple[str, float]]] = {}

@@ -19,7 +19,7 @@ from ef.evaluation._exceptions import IncompleteEvaluationWarning, QueryError
 from ef.evaluation._running.batches import find_batch_form
 
 N = 23
-QUERIES = {f"q{i}": f"text {i}" for i in range(N)}
+QUERIES = {f"q{i}": f"text {i:02d}" for i in range(N)}  # one length: batches in plan order
 QRELS = {f"q{i}": {f"d{i}": 1.0, f"d{(i * 7) % N}": 2.0} for i in range(N)}
 DOCS = [f"d{i}" for i in range(N)]
 
@@ -262,3 +262,40 @@ def test_a_retriever_without_a_batch_form_is_asked_one_query_at_a_time() -> None
 def test_batch_size_is_validated() -> None:
     with pytest.raises(ValueError, match="batch_size must be a positive integer or None"):
         evaluate_retrieval(Retriever(), QRELS, QUERIES, batch_size=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_window_of_batches_is_asked_longest_text_first_and_scores_the_same(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ef.evaluation._running.batches as batches
+
+    monkeypatch.setattr(batches, "BATCHES_PER_WINDOW", 3)  # windows of 3 batches of 2: 6 texts
+    # Texts of varied lengths, in no order of length: "text 07", "x x text 08", …
+    queries = {q: f"{'x ' * ((i * 5) % 4)}{text}" for i, (q, text) in enumerate(QUERIES.items())}
+
+    def run(retriever: Any, size: int) -> Any:
+        options = {"k_values": (1, 3, 10), "batch_size": size}
+        if mode == "inline":
+            return evaluate_retrieval(retriever, QRELS, queries, **options)
+        return anyio.run(
+            lambda: evaluate_retrieval_async(
+                retriever, QRELS, queries, max_concurrency=1, **options
+            ),
+            backend=mode,
+        )
+
+    kind = Retriever if mode == "inline" else AsyncRetriever
+    batched_retriever = kind()
+    batched = run(batched_retriever, 2)
+    same_report(batched, run(kind(), 1))
+    planned = list(queries.values())
+    # (A batch of one is asked through the one-query form: the last, here.)
+    asked = [text for batch in batched_retriever.batches for text in batch]
+    asked += batched_retriever.single
+    assert sorted(asked) == sorted(planned)  # each once
+    for first in range(0, len(planned), 6):  # each window: its texts, longest first
+        window = planned[first : first + 6]
+        assert asked[first : first + 6] == sorted(window, key=lambda text: -len(text))
+    assert [len(batch) for batch in batched_retriever.batches] == [2] * 11
+    assert len(batched_retriever.single) == 1

