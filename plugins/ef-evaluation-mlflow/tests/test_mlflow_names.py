@@ -38,10 +38,11 @@ def test_a_key_becomes_a_name_mlflow_takes(key, name):
     ],
 )
 def test_names_that_would_collide_are_refused_before_anything_is_sent(
-    metrics, message, closed_server
+    metrics, message, closed_server, tmp_path, monkeypatch
 ):
     report = RetrievalEvalReport(metrics, {}, 0, (1,))
-    before = set(Path(tempfile.gettempdir()).glob("ef-mlflow-*"))
+    # A temporary folder of the test's own: other workers stage in the shared one meanwhile.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(ValueError, match=message):
         log_report(report, tracking_uri=closed_server)
-    assert set(Path(tempfile.gettempdir()).glob("ef-mlflow-*")) == before  # nothing staged
+    assert list(Path(tmp_path).glob("ef-mlflow-*")) == []  # nothing staged

@@ -36,12 +36,14 @@ def _kept(message: str) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _no_kept_folders_left(tmp_path: Path) -> Iterator[None]:
-    """The folders kept for the failed uploads are removed after each test."""
-    before = set(Path(tempfile.gettempdir()).glob("ef-mlflow-*"))
+def _no_kept_folders_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The folders kept for the failed uploads are made in a temporary folder of the test's own
+    and removed after it: never another worker's folders, staged in the shared one meanwhile."""
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
     yield
-    for folder in set(Path(tempfile.gettempdir()).glob("ef-mlflow-*")) - before:
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.mark.parametrize("server", ["closed_server", "silent_server"])

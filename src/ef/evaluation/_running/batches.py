@@ -14,11 +14,11 @@ What the runner does with it (:mod:`ef.evaluation._running.runner`): workers tak
 ``batch_size`` planned queries at a time from the one shared plan, which is cut into batches
 16 batches' worth at a time, longest text first (:func:`batches`; memory holds that window and
 at most ``max_concurrency`` batches), and each query's outcome is reported on its own, as it
-is without batches. A batch attempt that fails with a ``retry_on`` error is retried as a whole; one that
-fails for good is split in two halves, and so on, so that a query that fails fails alone, asked
-through the one-query form with the one-query rules. A timeout allows a batch ``timeout`` seconds
-per query in it. Each query of an answered batch records the batch's attempts and an equal share
-of its wall time as its latency.
+is without batches. A batch attempt that fails with a ``retry_on`` error is retried as a
+whole; one that fails for good is split in two halves, and so on, so that a query that fails
+fails alone, asked through the one-query form with the one-query rules. A timeout allows a
+batch ``timeout`` seconds per query in it. Each query of an answered batch records the batch's
+attempts and an equal share of its wall time as its latency.
 """
 
 from __future__ import annotations
