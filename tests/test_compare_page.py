@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from ef.evaluation import write_beir, write_trec_qrels, write_trec_run
-from test_first_hour_pages import ef_eval, open_page
+from test_html_pages import ef_eval, open_page
 from test_html_browser import chromium, column, marks, screenshots
 
 __all__ = ["chromium", "screenshots"]  # the browser tests' one Chromium and picture folder

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_first_hour_tables import EF_EVAL, ENV
+from test_cli_tables import EF_EVAL, ENV
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "first-hour.md"
 COMPARE = ["builtin:stdlib-docs", "bm25.run", "short.run", "long.run", "fused.run"]

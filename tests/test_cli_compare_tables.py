@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from ef.evaluation import write_trec_qrels, write_trec_run
-from test_first_hour_tables import EF_EVAL, ENV, on_terminal, piped
+from test_cli_tables import EF_EVAL, ENV, on_terminal, piped
 
 BOX_RULE = re.compile(r"^\s*─+\s*$")
 SYSTEMS = ("bm25.run", "dense.run", "hybrid.run", "splade.run", "colbert.run")
