@@ -1,21 +1,18 @@
-"""The documentation builds without a warning, reads like the spec, and its examples run.
+"""The documentation builds without a warning and reads like the spec.
 
-Four checks: the HTML and the Markdown builds pass with warnings as errors; the Markdown page of
-``ef.evaluation`` has the spec's sections, summary lines and signatures; every ``pycon`` and
-``python`` block of the guides runs (a block is skipped only when the line before it is
-``<!-- illustrative -->``); every public name is in the reference, with a description.
+Three checks: the HTML and the Markdown builds pass with warnings as errors; the Markdown page of
+``ef.evaluation`` has the spec's sections, summary lines and signatures; every public name is in
+the reference, with a description. The guides' examples run in ``test_guide_examples.py``.
 """
 
 from __future__ import annotations
 
-import doctest
 import importlib
 import os
 import pathlib
 import re
 import subprocess
 import sys
-import warnings
 from collections.abc import Iterator
 
 import attrs
@@ -23,7 +20,6 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parents[1]
 DOCS = ROOT / "docs"
-ILLUSTRATIVE = "<!-- illustrative -->"
 REFERENCE_MODULES = (
     "ef.evaluation",
     "ef.evaluation.testing",
@@ -339,71 +335,3 @@ def test_every_public_name_is_documented(markdown_build, module_name, name):
     body = [line for line in body if not line.startswith("Bases: ")]
     assert body and not body[0].startswith("#"), f"{module_name}.{name} has no description"
     assert f"[`{name}`](#{module_name}.{name})" in page, f"{name} is in no summary table"
-
-
-# --- the examples of the guides run ----------------------------------------------------------
-
-
-@attrs.frozen
-class Block:
-    language: str
-    text: str
-    line: int
-
-
-def _runnable_blocks(page: pathlib.Path) -> list[Block]:
-    blocks, lines = [], page.read_text(encoding="utf-8").splitlines()
-    index = 0
-    while index < len(lines):
-        fence = re.match(r"^(`{3,}|~{3,})\s*([\w{}-]*)", lines[index])
-        if fence is None:
-            index += 1
-            continue
-        marker, language = fence.groups()
-        end = index + 1
-        while end < len(lines) and not lines[end].startswith(marker):
-            end += 1
-        previous = next((line for line in reversed(lines[:index]) if line.strip()), "")
-        if language in {"python", "py", "pycon"} and previous.strip() != ILLUSTRATIVE:
-            blocks.append(Block(language, "\n".join(lines[index + 1 : end]) + "\n", index + 2))
-        index = end + 1
-    return blocks
-
-
-GUIDES = sorted(page for page in DOCS.glob("*.md") if _runnable_blocks(page))
-
-
-def test_the_block_finder_sees_marked_and_unmarked_blocks(tmp_path):
-    page = tmp_path / "page.md"
-    page.write_text(
-        "```python\nx = 1\n```\n\n<!-- illustrative -->\n```python\nimport nowhere\n```\n"
-        "```text\n>>> no\n```\n````pycon\n>>> 1 + 1\n2\n````\n"
-    )
-    assert [(b.language, b.line) for b in _runnable_blocks(page)] == [
-        ("python", 2),
-        ("pycon", 13),
-    ]
-
-
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("page", GUIDES, ids=[page.name for page in GUIDES])
-def test_guide_examples_run(page, tmp_path, monkeypatch):
-    """Each page's blocks run in order in one fresh namespace, in an empty working directory."""
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.REPORT_ONLY_FIRST_FAILURE)
-    parser = doctest.DocTestParser()
-    with warnings.catch_warnings(record=True):
-        # A reader sees warnings printed, not raised: an example may cause one on purpose.
-        warnings.simplefilter("always")
-        for block in _runnable_blocks(page):
-            where = f"{page.name}:{block.line}"
-            if block.language == "pycon":
-                test = parser.get_doctest(block.text, namespace, where, str(page), block.line - 1)
-                report: list[str] = []
-                result = runner.run(test, out=report.append, clear_globs=False)
-                assert result.failed == 0, "".join(report)
-                namespace.update(test.globs)
-            else:
-                code = compile("\n" * (block.line - 1) + block.text, str(page), "exec")
-                exec(code, namespace)
