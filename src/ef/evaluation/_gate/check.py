@@ -15,7 +15,13 @@ from ef.evaluation._gate.report import FAIL, PASS, CheckReport, RuleResult
 from ef.evaluation._gate.rules import GateRule
 from ef.evaluation._report.reports import RetrievalEvalReport
 
-__all__ = ["VALUE_OPTIONS", "changed_inputs", "check"]
+__all__ = ["TOLERANCE", "VALUE_OPTIONS", "changed_inputs", "check"]
+
+TOLERANCE = 1e-9
+"""How far past a threshold a mean may be and still be judged at it: a floor (``min``) holds
+when the mean is at least the floor minus this, a tolerated drop (``max_drop``) when the drop is
+at most the tolerance plus this. Means are binary floats: 0.70 − 0.69 is a little more than
+0.01, and a drop the user tolerated in decimal must not fail by a rounding error."""
 
 VALUE_OPTIONS = (
     "relevance_level",
@@ -112,7 +118,9 @@ def check(
     """Check a retrieval report against a baseline report under ``rules``.
 
     A floor (``min``) holds when the metric's mean is at least the threshold; a tolerated drop
-    (``max_drop``) when the mean falls by no more than it from the baseline's; ``fail_if`` (
+    (``max_drop``) when the mean falls by no more than it from the baseline's — both judged
+    within :data:`TOLERANCE` (1e-9), so a drop of exactly the tolerated size passes whatever
+    the binary rounding of the means; ``fail_if`` (
     ``"significantly_worse"``) fails when the mean is lower than the baseline's and the paired
     ``test`` (two-sided, by :func:`compare`), after ``correction`` over the metrics under a
     ``fail_if`` rule, is under ``alpha``. The queries are paired by id. Every rule also shows
@@ -254,12 +262,12 @@ def _judged(
     value, base, difference = row.mean, row.baseline_mean, row.difference
     if rule.kind == "min":
         assert rule.threshold is not None
-        passed = value >= rule.threshold
+        passed = value >= rule.threshold - TOLERANCE
         reason = f"{value:.4f} is {'at least' if passed else 'under'} the floor {rule.threshold:g}"
     elif rule.kind == "max_drop":
         assert rule.threshold is not None
         drop = base - value
-        passed = drop <= rule.threshold
+        passed = drop <= rule.threshold + TOLERANCE
         reason = (
             f"dropped {drop:.4f}, {'within' if passed else 'more than'} the tolerated "
             f"{rule.threshold:g}"
