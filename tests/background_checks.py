@@ -33,10 +33,10 @@ MYPY_CACHE = (
     / "mypy"
     / hashlib.sha256(str(ROOT).encode()).hexdigest()[:16]
 )
-"""mypy's cache lives in the user's cache, beside ranx's kernels (``tests/ranx_cache.py``), in a
-folder of its own per checkout (keyed by the checkout's path): two clones checked at once never
-share one, and a checkout that ran the suite before checks again only what changed (mypy tells a
-cached module by its source's hash when the file's time differs)."""
+"""mypy's cache lives in the user's cache (``ef-evaluation/mypy`` there), in a folder of its own
+per checkout (keyed by the checkout's path): two clones checked at once never share one, and a
+checkout that ran the suite before checks again only what changed (mypy tells a cached module by
+its source's hash when the file's time differs)."""
 CHECKS: dict[str, tuple[str, ...]] = {
     "ruff-check": ("ruff", "check", *LINTED),
     "ruff-format": ("ruff", "format", "--check", *LINTED),

@@ -64,8 +64,9 @@ def pytest_configure(config: pytest.Config) -> None:
     through the environment by its workers (``tests/background_checks.py``)."""
     owner = not hasattr(config, "workerinput")
     if owner and getattr(config.option, "numprocesses", None):
-        # Each worker is one process on one core: torch's and numba's thread pools, sized to
-        # every core by default, would only fight each other and the checks.
+        # Each worker is one process on one core: torch's thread pools, sized to every core by
+        # default, would only fight each other and the checks (no test imports numba: ranx's
+        # outputs are recorded, tests/oracles/README.md).
         for variable in _THREAD_POOL_SIZES:
             os.environ.setdefault(variable, "1")
     checks = BackgroundChecks.create() if owner else BackgroundChecks.of_run()
@@ -82,17 +83,14 @@ _LONGEST_FIRST = (
     "test_mlflow_server.py",
     "test_docs.py",
     "test_trec_run.py",
-    "test_fusion_ranx.py",
     "test_ray_batching.py",
     "test_cli.py",
     "test_html_browser.py",
     "test_index_defaults.py",
-    "test_measures_beyond.py",
     "test_index_progress.py",
     "test_plugin_isolation.py",
     "test_ray_throughput_paths.py",
     "test_fusion_kernel.py",
-    "test_compare_ranx.py",
     "test_journal_fuzz.py",
     "test_trec.py",
     "test_index_store.py",

@@ -1,54 +1,28 @@
 """The measures beyond trec_eval, each against its own source of truth, on generated inputs.
 
-Exponential nDCG, F1 and hits against ranx; exponential nDCG and ERR against gdeval (run by
-ir_measures); RBP against cwl_eval (ir_measures' provider); R_cap and Unjudged against BEIR's
-``evaluate_custom``; Judged against ir_measures; RBP's residual against a hand computation.
+Exponential nDCG, F1 and hits against ranx (its outputs recorded in
+``tests/oracles/ranx_measures.json.gz``: ranx is not imported here); exponential nDCG and ERR
+against gdeval (run by ir_measures); RBP against cwl_eval (ir_measures' provider); R_cap and
+Unjudged against BEIR's ``evaluate_custom``; Judged against ir_measures; RBP's residual against
+a hand computation.
 Runs have no tied scores (each peer breaks ties its own way, see docs/semantics.md); the cases
 where a peer is wrong are pinned at the end, with both values.
 """
 
 from __future__ import annotations
 
-import random
-import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
 from ef.evaluation import evaluate_run
-from ranx_cache import share_ranx_kernel_cache
+from oracles.inputs import MEASURES_CUTOFFS, MEASURES_SEED, judged_run, measures_inputs
+from oracles.recorded import recorded
 
-# Before anything imports ranx: numba places a kernel's cache when ranx decorates it.
-share_ranx_kernel_cache()
+K = MEASURES_CUTOFFS
 
-pytestmark = pytest.mark.timeout(300)
-
-K = (1, 3, 10, 20)
-
-
-def _generate(seed: int, *, grades: tuple[int, ...] = (-1, 0, 0, 1, 2, 3, 4)) -> tuple[
-    dict[str, dict[str, int]], dict[str, dict[str, float]]
-]:  # fmt: skip
-    """Twenty-five queries with numeric ids (gdeval takes nothing else), grades 0-4 and some
-    negative ones, at least one relevant document each, and runs of 1-30 documents without
-    tied scores; doc ids are the query's own (BEIR's Hole pools judgements across queries;
-    Unjudged, BEIR's Hole per query, does not)."""
-    rng = random.Random(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(1, 26):
-        docs = [f"q{q}d{i}" for i in range(30)]
-        judged = rng.sample(docs, rng.randint(2, 14))
-        qrels[str(q)] = {doc: rng.choice(grades) for doc in judged}
-        qrels[str(q)][judged[0]] = rng.randint(1, 4)
-        scores = rng.sample(range(1000), rng.randint(1, 30))
-        run[str(q)] = {
-            doc: score / 7 for doc, score in zip(rng.sample(docs, len(scores)), scores, strict=True)
-        }
-    return qrels, run
-
-
-QRELS, RUN = _generate(2026)
+QRELS, RUN = judged_run(MEASURES_SEED)
 
 
 def _ef(metrics: list[str], qrels: Mapping[str, Mapping[str, int]] = QRELS,
@@ -69,18 +43,10 @@ def _close(ours: dict[str, float], theirs: dict[str, float], tolerance: float) -
 
 @pytest.fixture(scope="module")
 def ranx_scores() -> dict[str, dict[str, float]]:
-    """ranx's per-query ndcg_burges, f1 and hits at each cutoff."""
-    from numba.core.errors import NumbaTypeSafetyWarning
-    from ranx import Qrels, Run, evaluate
-
-    # ranx reads grade >= 1 as relevant and skips negative grades, as ef does.
-    qrels = {q: {d: g for d, g in judged.items() if g > 0} for q, judged in QRELS.items()}
-    metrics = [f"{m}@{k}" for m in ("ndcg_burges", "f1", "hits") for k in K]
-    run = Run.from_dict(RUN)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
-        evaluate(Qrels.from_dict(qrels), run, metrics, make_comparable=True)
-    return {metric: {q: float(v) for q, v in run.scores[metric].items()} for metric in metrics}
+    """ranx's per-query ndcg_burges, f1 and hits at each cutoff, recorded in
+    ``tests/oracles/ranx_measures.json.gz`` (``tests/oracles/README.md``)."""
+    scores: dict[str, Any] = recorded("ranx_measures", measures_inputs(QRELS, RUN))
+    return scores
 
 
 @pytest.mark.parametrize("k", K)

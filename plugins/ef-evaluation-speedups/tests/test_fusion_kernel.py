@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import random
 import sys
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -378,47 +377,24 @@ def test_optimize_fusion_fuses_with_the_kernel_to_the_same_result() -> None:
     assert mine == theirs
 
 
-METHODS = [("rrf", None, {}), ("wsum", "min-max", {"weights": [0.5, 0.3, 0.2]})]
-
-
-def ranx_fused(
-    runs: list[Run], methods: list[tuple[str, str | None, dict[str, Any]]] = METHODS
-) -> dict[str, dict[str, dict[str, float]]]:
-    """ranx's fusion of ``runs`` by each of ``methods``: ``(method, norm, params)``."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's warnings inside ranx's kernels
-        from ranx import Run as RanxRun
-        from ranx import fuse as ranx_fuse
-
-        return {
-            method: {
-                query: dict(scores)
-                for query, scores in ranx_fuse(
-                    [RanxRun(run) for run in runs], method=method, norm=norm, params=params
-                )
-                .to_dict()
-                .items()
-            }
-            for method, norm, params in methods
-        }
+def root_tests_on_path() -> None:
+    """ef-evaluation's ``tests/`` on the path, for its ``oracles`` package: ranx's outputs
+    recorded in ``tests/oracles/*.json.gz`` and the inputs they were recorded for (its README
+    there), so ranx is never imported. The repository's test run has ``tests/`` on its path;
+    a run of this plugin's tests on their own does not."""
+    root_tests = str(Path(__file__).resolve().parents[3] / "tests")
+    if root_tests not in sys.path:
+        sys.path.append(root_tests)
 
 
 def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
-    # ef-evaluation's tests/ranx_cache.py: ranx's compiled kernels and its outputs for these
-    # runs, kept in the user's cache.
-    sys.path.append(str(Path(__file__).resolve().parents[3] / "tests"))
-    from ranx_cache import cached_outputs, share_ranx_kernel_cache
+    root_tests_on_path()
+    from oracles.inputs import KERNEL_METHODS, KERNEL_SEED, kernel_inputs, kernel_runs
+    from oracles.recorded import recorded
 
-    if "ranx" not in sys.modules:
-        share_ranx_kernel_cache()
-    rng = random.Random(4)
-    runs: list[Run] = [{}, {}, {}]
-    for q in range(6):
-        for run in runs:
-            docs = rng.sample([f"d{i}" for i in range(30)], rng.choice([1, 5, 20]))
-            run[f"q{q}"] = {doc: rng.uniform(0, 10) for doc in docs}  # distinct: no ties
-    fused_by_ranx = cached_outputs(__file__, runs, lambda: ranx_fused(runs))
-    for method, _, params in METHODS:
+    runs = kernel_runs(KERNEL_SEED, 6, (1, 5, 20))  # distinct scores: no ties
+    fused_by_ranx = recorded("ranx_fusion_kernel", kernel_inputs(KERNEL_SEED, runs, KERNEL_METHODS))
+    for method, _, params in KERNEL_METHODS:
         with counted() as seen:
             ours = fuse(runs, method=method, weights=params.get("weights"))
         assert seen == [True]

@@ -12,8 +12,6 @@ int scores, and sums that cancel (where Python's ``sum()`` compensates from Pyth
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +19,15 @@ from ef.evaluation import fuse, optimize_fusion
 
 from ef_evaluation_speedups import COMBINES, _fusion, fusion_kernel
 from speedups_switch import speedups_hooks
-from test_fusion_kernel import _runs, _scores, both, counted, outcome, pure_python, ranx_fused
+from test_fusion_kernel import (
+    _runs,
+    _scores,
+    both,
+    counted,
+    outcome,
+    pure_python,
+    root_tests_on_path,
+)
 
 Run = dict[str, Any]
 W = [0.5, 0.3, 0.2, 0.7, 0.1]
@@ -208,39 +214,16 @@ def test_optimize_fusion_fuses_the_new_methods_with_the_kernel_to_the_same_resul
 
 # ranx ---------------------------------------------------------------------------------------
 
-RANX_METHODS: list[tuple[str, str | None, dict[str, Any]]] = [
-    ("mnz", "min-max", {}),
-    ("anz", "min-max", {}),
-    ("gmnz", "min-max", {"gamma": 1.5}),
-    ("max", "min-max", {}),
-    ("min", "min-max", {}),
-    ("med", "min-max", {}),
-    ("wmnz", "min-max", {"weights": [0.5, 0.3, 0.2]}),
-    ("mixed", "min-max", {"weights": [0.5, 0.3, 0.2]}),
-    ("isr", None, {}),
-    ("log_isr", None, {}),
-    ("logn_isr", None, {"sigma": 0.01}),
-    ("bordafuse", None, {}),
-    ("w_bordafuse", None, {"weights": [0.5, 0.3, 0.2]}),
-]
-
 
 def test_ranx_gives_the_same_numbers_through_the_kernel() -> None:
-    # ef-evaluation's tests/ranx_cache.py: ranx's compiled kernels and its outputs for these
-    # runs, kept in the user's cache.
-    sys.path.append(str(Path(__file__).resolve().parents[3] / "tests"))
-    from ranx_cache import cached_outputs, share_ranx_kernel_cache
+    root_tests_on_path()
+    from oracles.inputs import COMBINES_METHODS, COMBINES_SEED, kernel_inputs, kernel_runs
+    from oracles.recorded import recorded
 
-    if "ranx" not in sys.modules:
-        share_ranx_kernel_cache()
-    rng = random.Random(7)
-    runs: list[Run] = [{}, {}, {}]
-    for q in range(8):
-        for run in runs:
-            docs = rng.sample([f"d{i}" for i in range(30)], rng.choice([1, 2, 5, 20]))
-            run[f"q{q}"] = {doc: rng.uniform(0, 10) for doc in docs}  # distinct: no ties
-    fused_by_ranx = cached_outputs(__file__, runs, lambda: ranx_fused(runs, RANX_METHODS))
-    for method, _, params in RANX_METHODS:
+    runs = kernel_runs(COMBINES_SEED, 8, (1, 2, 5, 20))  # distinct scores: no ties
+    inputs = kernel_inputs(COMBINES_SEED, runs, COMBINES_METHODS)
+    fused_by_ranx = recorded("ranx_fusion_kernel_combines", inputs)
+    for method, _, params in COMBINES_METHODS:
         options = {name: value for name, value in params.items() if name != "weights"}
         with counted() as seen:
             ours = fuse(runs, method=method, weights=params.get("weights"), params=options)
