@@ -15,7 +15,7 @@ from ef.evaluation._gate.report import FAIL, PASS, CheckReport, RuleResult
 from ef.evaluation._gate.rules import GateRule
 from ef.evaluation._report.reports import RetrievalEvalReport
 
-__all__ = ["TOLERANCE", "VALUE_OPTIONS", "changed_inputs", "check"]
+__all__ = ["TOLERANCE", "VALUE_OPTIONS", "changed_inputs", "check", "unproven_inputs"]
 
 TOLERANCE = 1e-9
 """How far past a threshold a mean may be and still be judged at it: a floor (``min``) holds
@@ -52,7 +52,7 @@ def changed_inputs(
     (["qrels (fingerprint 'a' in the baseline, 'b' now)"], [])
     """
     inputs = []
-    old, new = baseline.get("fingerprints") or {}, current.get("fingerprints") or {}
+    old, new = _fingerprints(baseline), _fingerprints(current)
     for key in ("qrels", "queries"):
         if key in old and key in new and old[key] != new[key]:
             inputs.append(
@@ -71,6 +71,39 @@ def changed_inputs(
                 f"{new_options.get(key)!r} now)"
             )
     return inputs, options
+
+
+def _fingerprints(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = manifest.get("fingerprints")
+    return found if isinstance(found, Mapping) else {}
+
+
+def unproven_inputs(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """The inputs the current report's manifest fingerprints and the baseline's does not, each
+    with what the baseline lacks: such a baseline cannot show it was made on the same inputs.
+
+    Only the qrels are required: a baseline made from a run file records no queries, and
+    checks a retriever's report (which does) all the same.
+
+    >>> unproven_inputs({}, {'fingerprints': {'qrels': 'a'}})
+    ['qrels (the baseline has no manifest)']
+    >>> unproven_inputs({'fingerprints': 'a'}, {'fingerprints': {'qrels': 'a'}})
+    ["qrels (the baseline's fingerprints are a str, not a table)"]
+    """
+    if "qrels" not in _fingerprints(current):
+        return []  # nothing to compare with: reports built in code record no inputs
+    found = baseline.get("fingerprints")
+    if isinstance(found, Mapping) and found.get("qrels"):
+        return []
+    if not baseline:
+        missing = "the baseline has no manifest"
+    elif found is None:
+        missing = "the baseline's manifest has no fingerprints"
+    elif not isinstance(found, Mapping):
+        missing = f"the baseline's fingerprints are a {type(found).__name__}, not a table"
+    else:
+        missing = "the baseline's fingerprints have no qrels"
+    return [f"qrels ({missing})"]
 
 
 def _restricted(report: RetrievalEvalReport, query_ids: Sequence[str]) -> RetrievalEvalReport:
@@ -132,7 +165,9 @@ def check(
     The baseline must have been made on the same qrels, queries and value-changing options
     (the manifests' fingerprints and :data:`VALUE_OPTIONS`): otherwise a :class:`ValueError`
     names what changed, unless ``allow_changed_qrels``, which compares on the common queries
-    and says so in the report's notes (changed options are always refused).
+    and says so in the report's notes (changed options are always refused). A baseline that
+    records no fingerprint of its qrels while the current report does (a manifest edited or
+    lost) cannot show that, and is refused the same way.
 
     :raises ValueError: for no rule, an unknown test, correction or metric, a report with
         failed queries, or a baseline made on other inputs.
@@ -153,6 +188,14 @@ def check(
             + ": make the baseline again (--update-baseline)"
         )
     notes = []
+    if unproven := unproven_inputs(baseline.manifest, current.manifest):
+        problem = "the baseline records no fingerprint of the " + "; ".join(unproven)
+        if not allow_changed_qrels:
+            raise ValueError(
+                f"{problem}, so it cannot show it was made on the same judgements: make the "
+                "baseline again, or compare on the common queries (allow_changed_qrels)"
+            )
+        notes.append(f"{problem}: compared without knowing it was made on the same judgements")
     if changed:
         if not allow_changed_qrels:
             raise ValueError(

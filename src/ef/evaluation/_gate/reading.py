@@ -4,13 +4,16 @@ from a place a plugin knows (``scheme:rest``, hook ``ef_evaluation_register_repo
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ef.evaluation._compare.report import ComparisonReport
+from ef.evaluation._io.files import read_regular
+from ef.evaluation._io.lines import MAX_JSON_DOCUMENT
 from ef.evaluation._json import loads_strict
+from ef.evaluation._metric_names.catalogue import metric_for_key
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.reports import RagEvalReport, RetrievalEvalReport
 from ef.evaluation._suite.report import SuiteReport
@@ -49,7 +52,7 @@ def _saved_bytes(path: str | os.PathLike[str]) -> bytes:
     found = _LOCATION.fullmatch(path) if isinstance(path, str) else None
     location = HOST.registry.report_locations.get(found[1]) if found else None
     if location is None or found is None:
-        return Path(path).read_bytes()
+        return read_regular(path, MAX_JSON_DOCUMENT)
     try:
         saved = location.fetch(found[2])
     except Exception as error:
@@ -80,8 +83,12 @@ def read_report(
 
     The reports' own ``from_json`` stays the way to read a kind known in advance.
 
-    :raises ValueError: naming the file, for a file that is not strict JSON or not a report,
-        or a report with a field of the wrong value.
+    The file must be a regular file (a FIFO or a device is refused, never waited on) of at
+    most 1 GiB, strict JSON naming no key twice in one object; a retrieval report's values of a
+    measure bounded to [0, 1] (nDCG, P, R, AP, MRR, success, judged) must lie in it.
+
+    :raises ValueError: naming the file, for a file that is not a regular file, too large, not
+        strict JSON or not a report, or a report with a field of the wrong value.
     :raises TypeError: naming the file, for a report field of the wrong type.
     :raises OSError: if the file cannot be read; what a plugin's location raises when the
         report cannot be fetched (with a note naming the plugin).
@@ -89,7 +96,7 @@ def read_report(
     name = os.fspath(path)
     text = _saved_bytes(path)
     try:
-        data = loads_strict(text)
+        data = loads_strict(text, unique_keys=True)
     except ValueError as error:
         raise ValueError(f"{name}: not a report: {error}") from error
     kind = report_kind(data)
@@ -108,6 +115,45 @@ def read_report(
         "suite": SuiteReport,
     }
     try:
-        return cls[kind].from_dict(data)  # type: ignore[attr-defined, no-any-return]
+        report = cls[kind].from_dict(data)  # type: ignore[attr-defined]
     except (TypeError, ValueError) as error:
         raise type(error)(f"{name}: a {kind} report with {error}") from error
+    if isinstance(report, RetrievalEvalReport):
+        problem = _out_of_range(report)
+        if problem is not None:
+            raise ValueError(f"{name}: a retrieval report with {problem}")
+    return report  # type: ignore[no-any-return]
+
+
+# The measures whose definition bounds every value to [0, 1] (the registry declares no range):
+# ratios of relevant documents, reciprocal ranks, normalised gains.
+_UNIT_RANGE = frozenset(
+    "ndcg ndcg_cut map map_cut ap trec_map mrr rr recip_rank precision p set_p recall r "
+    "trec_recall set_recall hit_rate success r_precision rprec judged".split()
+)
+
+
+def _measure(key: str) -> str:
+    """The measure a report key is a value of, by the registry (``P_10`` → ``P``), else by
+    its notation (``nDCG@10`` → ``ndcg``), lower case."""
+    found = metric_for_key(HOST.registry.metrics, key)
+    return (found or re.split(r"[@(.]", key, maxsplit=1)[0]).lower()
+
+
+def _out_of_range(report: RetrievalEvalReport) -> str | None:
+    """The first value of a measure bounded to [0, 1] that lies outside it, described."""
+    keys = {key for values in report.per_query.values() for key in values} | set(report.metrics)
+    bounded = {key for key in keys if _measure(key) in _UNIT_RANGE}
+    if not bounded:
+        return None
+    for key, value in report.metrics.items():
+        if key in bounded and not 0.0 <= value <= 1.0:
+            return f"the mean {key} = {value!r}, outside [0, 1], the range of {_measure(key)}"
+    for query, values in report.per_query.items():
+        for key, value in values.items():
+            if key in bounded and not (math.isfinite(value) and 0.0 <= value <= 1.0):
+                return (
+                    f"per_query[{query!r}][{key!r}] = {value!r}, outside [0, 1], "
+                    f"the range of {_measure(key)}"
+                )
+    return None

@@ -28,6 +28,7 @@ __all__ = [
     "format_number",
     "open_binary",
     "open_text",
+    "read_regular",
     "rereadable",
 ]
 
@@ -151,6 +152,54 @@ def rereadable(path: PathArg) -> Iterator[PathArg]:
                 raise
             renamed = DatasetFormatError(path, error.line, error.problem, error.expected)
             raise renamed.with_traceback(error.__traceback__) from error.__cause__
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular(path: PathArg, max_bytes: int) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``max_bytes``: for a document read
+    whole and once (a saved report), where :func:`rereadable`'s copy of a stream has no use.
+
+    A FIFO (which waits for a writer forever), a device (``/dev/zero`` never ends), a socket or
+    a folder is refused before it is opened; the file is opened without blocking and checked
+    again, and refused when it holds, or grows while read to, more than ``max_bytes``.
+
+    :raises FileNotFoundError: if ``path`` does not exist.
+    :raises ValueError: naming ``path``, when it is not a regular file or is too large.
+
+    >>> read_regular("/dev/zero", 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: /dev/zero: a character device, not a regular file; copy it to a file first
+    """
+    name = os.fspath(path)
+
+    def refused(mode: int) -> ValueError:
+        return ValueError(f"{name}: {_kind(mode)}, not a regular file; copy it to a file first")
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise refused(mode)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open(os.open(path, flags), "rb") as stream:
+        found = os.fstat(stream.fileno())
+        if not stat.S_ISREG(found.st_mode):  # swapped in between the two looks
+            raise refused(found.st_mode)
+        data = b"" if found.st_size > max_bytes else stream.read(max_bytes + 1)
+    if found.st_size > max_bytes or len(data) > max_bytes:
+        raise ValueError(f"{name}: larger than {max_bytes:,} bytes, the most read whole")
+    return data
 
 
 def find_line(path: PathArg, predicate: Callable[[str], bool]) -> int | None:

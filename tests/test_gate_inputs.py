@@ -1,0 +1,130 @@
+"""What the gate accepts as a baseline: a report that shows which inputs it was made on, read
+strictly (one value per key, values in their measure's range), from a regular file of a sane
+size; anything else is refused with exit code 2, naming the file and what is wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ef.evaluation import check, evaluate_run, parse_rule, read_report
+from ef.evaluation._io.files import read_regular
+from ef.evaluation.cli import main
+
+QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
+OTHER_QRELS = "".join(f"q{i} 0 x{i} 1\n" for i in range(6))
+RUN = "".join(f"q{i} Q0 d{i} 1 1.0 a\n" for i in range(6))
+RULE = ["--rule", "ndcg@10 >= 0"]
+
+
+@pytest.fixture
+def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``ef-eval check`` of a run, with its baseline written in ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    Path("qrels.txt").write_text(QRELS)
+    Path("run.txt").write_text(RUN)
+    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json", *RULE]
+    assert main([*argv, "--update-baseline"]) == 0
+    return argv
+
+
+def _edit_baseline(change: Any) -> None:
+    data = json.loads(Path("base.json").read_text())
+    change(data)
+    Path("base.json").write_text(json.dumps(data))
+
+
+def _set_fingerprints(value: Any) -> Any:
+    return lambda data: data["manifest"].__setitem__("fingerprints", value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda data: data["manifest"].pop("fingerprints"),
+        _set_fingerprints({}),
+        _set_fingerprints("sha256:abc"),
+        lambda data: data.pop("manifest"),
+    ],
+    ids=["deleted", "empty", "a string", "no manifest"],
+)
+def test_a_baseline_without_fingerprints_is_refused_unless_allowed(gate, capsys, change):
+    _edit_baseline(change)
+    Path("qrels.txt").write_text(OTHER_QRELS)  # what the missing fingerprint would have caught
+    capsys.readouterr()
+    assert main(gate) == 2
+    err = capsys.readouterr().err
+    assert "base.json" in err
+    assert "records no fingerprint of the qrels" in err
+    assert main([*gate, "--allow-changed-qrels"]) in (0, 1)
+    assert "records no fingerprint of the qrels" in capsys.readouterr().out
+
+
+def test_check_refuses_a_baseline_that_cannot_show_its_qrels():
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    current = evaluate_run({"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, qrels, metrics=["ndcg@10"])
+    bare = type(current).from_dict({**current.to_dict(), "manifest": {}})
+    with pytest.raises(ValueError, match=r"records no fingerprint of the qrels"):
+        check(current, bare, [parse_rule("ndcg@10 >= 0")])
+    # Two reports built in code record nothing: nothing to compare, nothing refused.
+    assert check(bare, bare, [parse_rule("ndcg@10 >= 0")]).passed
+
+
+def test_a_baseline_naming_a_key_twice_is_refused(gate, capsys):
+    text = Path("base.json").read_text()
+    Path("base.json").write_text(text.replace('"per_query": {', '"per_query": {"q0": {}, ', 1))
+    with pytest.raises(ValueError, match=r"base\.json: not a report: key 'q0' appears twice"):
+        read_report("base.json")
+    capsys.readouterr()
+    assert main(gate) == 2
+    assert "appears twice" in capsys.readouterr().err
+
+
+def _per_query(query: str, key: str, value: float) -> Any:
+    return lambda data: data["per_query"][query].__setitem__(key, value)
+
+
+@pytest.mark.parametrize("value", [-3.0, 1.5, -1e-6])
+def test_a_per_query_value_outside_its_measures_range_is_refused(gate, capsys, value):
+    _edit_baseline(_per_query("q1", "ndcg@10", value))
+    with pytest.raises(ValueError, match=r"base\.json: .*'q1'.*ndcg@10.* \[0, 1\]"):
+        read_report("base.json")
+    capsys.readouterr()
+    assert main(gate) == 2
+    assert "[0, 1]" in capsys.readouterr().err
+
+
+def test_a_measure_without_a_range_takes_any_finite_value(tmp_path):
+    qrels = {"q1": {"d1": 1}}
+    report = evaluate_run({"q1": {"d9": 1.0}}, qrels, metrics=["utility", "ndcg@10"])
+    assert report.per_query["q1"]["utility"] < 0
+    path = tmp_path / "report.json"
+    path.write_text(report.to_json())
+    assert read_report(path) == report
+
+
+def test_a_fifo_baseline_is_refused_without_waiting(gate, capsys):
+    Path("base.json").unlink()
+    os.mkfifo("base.json")  # nobody writes it: reading would wait forever
+    capsys.readouterr()
+    assert main(gate) == 2
+    assert "base.json: a FIFO, not a regular file" in capsys.readouterr().err
+
+
+def test_a_device_baseline_is_refused_without_reading_it(gate, capsys):
+    capsys.readouterr()
+    assert main([*gate[:-4], "--baseline", "/dev/zero", *RULE]) == 2
+    assert "/dev/zero: a character device, not a regular file" in capsys.readouterr().err
+
+
+def test_a_report_larger_than_the_cap_is_refused_unread(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * 11)
+    assert read_regular(path, 11) == b" " * 11
+    with pytest.raises(ValueError, match=r"big\.json: larger than 10 bytes"):
+        read_regular(path, 10)
