@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from plugin_venvs import run as _run
+from plugin_venvs import REQUIREMENTS, build_wheels, install, new_venv
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -63,16 +62,11 @@ assert_type(ingest({"d1": "some text"}).search("text"), list[SearchHit])
 @pytest.fixture(scope="module")
 def installed_core(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The core's wheel, built from this checkout, and the Python of a fresh virtual environment
-    it is installed in, with its dependencies from the package index and nothing else."""
+    it is installed in, with its dependencies from the wheelhouse and nothing else."""
     base = tmp_path_factory.mktemp("packaging")
-    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(base / "venv")
-    python = base / "venv" / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
-    wheels = base / "wheels"
-    _run([*pip, "install", "--quiet", "hatchling"])
-    _run([*pip, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", wheels, ROOT])
-    [wheel] = wheels.glob("ef_evaluation-*.whl")
-    _run([*pip, "install", "--quiet", wheel])
+    python = new_venv(base)
+    [wheel] = build_wheels(python, [ROOT], base / "wheels")
+    install(python, wheel)
     return wheel, python
 
 
@@ -137,6 +131,16 @@ def test_each_plugin_requires_the_core_minor_series_it_was_built_for(plugin: Pat
     # 0.1 lacks the hooks the plugins use (the speedups parser hook among them).
     assert Version("0.1.0") not in core.specifier
     assert Version("0.3.0") not in core.specifier
+
+
+def test_the_wheelhouse_holds_what_the_fresh_environments_install() -> None:
+    """The fresh environments install from the wheelhouse alone (tests/plugin_venvs.py): its
+    requirements name the wheels' build backend and every dependency of the core, at the bounds
+    pyproject.toml gives them."""
+    lines = [line.split("#", 1)[0].strip() for line in REQUIREMENTS.read_text().splitlines()]
+    listed = {r.name: r.specifier for r in map(Requirement, filter(None, lines))}
+    needed = [*PYPROJECT["build-system"]["requires"], *PYPROJECT["project"]["dependencies"]]
+    assert {r.name: r.specifier for r in map(Requirement, needed)} == listed
 
 
 def test_ruff_and_mypy_are_pinned_exactly_everywhere_they_are_installed() -> None:
@@ -207,22 +211,7 @@ def plugin_wheel(
         source,
         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so", ".*"),
     )
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            wheels,
-            source,
-        ]
-    )
-    [wheel] = wheels.glob("*.whl")
+    [wheel] = build_wheels(None, [source], wheels)
     return plugin, wheel
 
 
