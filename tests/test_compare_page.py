@@ -19,11 +19,12 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from browser import chromium
 from ef.evaluation import write_beir, write_trec_qrels, write_trec_run
+from test_html_browser import column, marks, screenshots
 from test_html_pages import ef_eval, open_page
-from test_html_browser import chromium, column, marks, screenshots
 
-__all__ = ["chromium", "screenshots"]  # the browser tests' one Chromium and picture folder
+__all__ = ["chromium", "screenshots"]  # the shared Chromium (tests/browser.py), the picture folder
 
 SYSTEMS = ("bm25.run", "dense.run", "first.run", "deep.run", "hybrid.run")
 METRICS = {"ndcg@10": "ndcg_cut_10", "recall@100": "recall_100", "mrr@10": "recip_rank"}

@@ -17,12 +17,13 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 from statsmodels.stats.multitest import multipletests
 
+from browser import chromium
 from ef.evaluation import ComparisonReport, RetrievalEvalReport, compare, write_trec_run
 from ef.evaluation._compare.pairwise import letter_groups
 from ef.evaluation.cli import main
-from test_html_browser import chromium, marks, open_page
+from test_html_browser import marks, open_page
 
-__all__ = ["chromium"]  # the browser tests' one Chromium
+__all__ = ["chromium"]  # the shared Chromium (tests/browser.py)
 
 N_QUERIES = 300
 SYSTEMS = {"bm25": 0.0, "splade": 0.6, "dense": 0.5, "random": -1.0}

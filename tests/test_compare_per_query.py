@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from browser import chromium
 from ef.evaluation import (
     ComparisonReport,
     compare,
@@ -20,9 +21,9 @@ from ef.evaluation import (
     write_trec_run,
 )
 from ef.evaluation.cli import main
-from test_html_browser import QRELS, RUN_A, RUN_B, chromium, column, marks, open_page
+from test_html_browser import QRELS, RUN_A, RUN_B, column, marks, open_page
 
-__all__ = ["chromium"]  # the module's one Chromium, shared with the browser tests
+__all__ = ["chromium"]  # the shared Chromium (tests/browser.py)
 
 RUNS = {"a": RUN_A, "b": RUN_B}
 METRICS = ("ndcg@10", "map@100", "P@5")

@@ -14,11 +14,12 @@ import pytest
 import pytrec_eval
 from selenium.webdriver.common.by import By
 
+from browser import chromium
 from ef.evaluation import write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
-from test_html_browser import chromium, marks, open_page
+from test_html_browser import marks, open_page
 
-__all__ = ["chromium"]  # the browser fixture, shared with the page tests
+__all__ = ["chromium"]  # the shared Chromium (tests/browser.py)
 
 N_QUERIES = 60
 QRELS = {f"q{i}": {f"rel{i}": 1} for i in range(N_QUERIES)}

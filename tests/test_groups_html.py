@@ -1,4 +1,4 @@
-"""The group facet of the evaluation page, in real headless Chromium (the browser tests' own)."""
+"""The group facet of the evaluation page, in real headless Chromium (the shared one)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from browser import chromium as browser_chromium
 from ef.evaluation import evaluate_run
 from test_html_browser import QRELS, QUERIES, RUN_A, column, marks, open_page
-from test_html_browser import chromium as browser_chromium
 from test_html_browser import screenshots as browser_screenshots
 
-# The browser tests' Chromium (offline, its console checked) and screenshot folder.
+# The shared Chromium (tests/browser.py: offline, reset for each test) and the browser tests'
+# screenshot folder.
 chromium = browser_chromium
 screenshots = browser_screenshots
 

@@ -1,12 +1,9 @@
 """The visual report in real browsers: Debian's Chromium driven through selenium, offline, and
 a Firefox ESR screenshot of each page.
 
-One Chromium serves the whole module (starting it is the slow part). It is the packaged browser
-and driver, ``/usr/bin/chromium`` and ``/usr/bin/chromedriver``, given explicitly, with
-``SE_OFFLINE=1`` so that Selenium Manager never tries to download one, and the network cut
-through the DevTools protocol before any page loads: a page that needed the network would show
-it as a console error or a chart that never renders. Screenshots go to the folder named by
-``EF_HTML_SCREENSHOTS``, or to a temporary one (the docs' pictures are taken this way).
+One Chromium serves every browser test a test process runs (``tests/browser.py``: Debian's
+packaged browser and driver, offline, reset before each test). Screenshots go to the folder
+named by ``EF_HTML_SCREENSHOTS``, or to a temporary one (the docs' pictures are taken this way).
 """
 
 from __future__ import annotations
@@ -14,32 +11,23 @@ from __future__ import annotations
 import math
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
 from PIL import Image
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from browser import chromium
 from ef.evaluation import QueryFailure, compare, evaluate_rag, evaluate_run
 from ef.evaluation._html.rankings import ranking
 
+__all__ = ["chromium"]  # the browser fixture (tests/browser.py)
+
 N_QUERIES = 30
 CUTOFFS = (1, 5, 10, 20)
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1200,1500",
-)
 # Vega's default mark colour, which a chart's bars and points are drawn in.
 VEGA_BLUE = (76, 120, 168)
 
@@ -111,28 +99,6 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "1")
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
-        driver.execute_cdp_cmd("Network.enable", {})
-        driver.execute_cdp_cmd(
-            "Network.emulateNetworkConditions",
-            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
-        )
-        yield driver
-    finally:
-        driver.quit()
 
 
 def open_page(driver: webdriver.Chrome, page: Path) -> None:
@@ -277,35 +243,42 @@ def test_firefox_draws_each_page(pages, screenshots, tmp_path):
     }
     shots: dict[str, Path] = {}
     running: dict[str, subprocess.Popen[str]] = {}
-    # One Firefox per page, at the same time: each needs a profile of its own.
-    for kind, page in pages.items():
-        profile = tmp_path / f"profile-{kind}"
-        profile.mkdir()
-        (profile / "user.js").write_text(
-            "".join(f'user_pref("{name}", {value});\n' for name, value in prefs.items())
-        )
-        shots[kind] = screenshots / f"firefox-{kind}.png"
-        shots[kind].unlink(missing_ok=True)
-        running[kind] = subprocess.Popen(
-            [
-                "firefox-esr",
-                "--headless",
-                "--no-remote",
-                "--profile",
-                str(profile),
-                "--window-size=1200,1500",
-                "--screenshot",
-                str(shots[kind]),
-                page.as_uri(),
-            ],
-            env={**os.environ, "HOME": str(tmp_path / "home"), "MOZ_HEADLESS": "1"},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    for kind, process in running.items():
-        _, errors = process.communicate(timeout=90)
-        assert process.returncode == 0, (kind, errors)
+    # One Firefox per page, at the same time: each needs a profile of its own; none
+    # outlives the test, however it ends.
+    try:
+        for kind, page in pages.items():
+            profile = tmp_path / f"profile-{kind}"
+            profile.mkdir()
+            (profile / "user.js").write_text(
+                "".join(f'user_pref("{name}", {value});\n' for name, value in prefs.items())
+            )
+            shots[kind] = screenshots / f"firefox-{kind}.png"
+            shots[kind].unlink(missing_ok=True)
+            running[kind] = subprocess.Popen(
+                [
+                    "firefox-esr",
+                    "--headless",
+                    "--no-remote",
+                    "--profile",
+                    str(profile),
+                    "--window-size=1200,1500",
+                    "--screenshot",
+                    str(shots[kind]),
+                    page.as_uri(),
+                ],
+                env={**os.environ, "HOME": str(tmp_path / "home"), "MOZ_HEADLESS": "1"},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        for kind, process in running.items():
+            _, errors = process.communicate(timeout=90)
+            assert process.returncode == 0, (kind, errors)
+    finally:
+        for process in running.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
     for kind, shot in shots.items():
         with Image.open(shot) as image:
             assert image.size == (1200, 1500)

@@ -19,10 +19,11 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from browser import chromium
 from ef.evaluation import evaluate_retrieval, read_beir
-from test_html_browser import chromium, column, screenshots
+from test_html_browser import column, screenshots
 
-__all__ = ["chromium", "screenshots"]  # the browser tests' one Chromium and picture folder
+__all__ = ["chromium", "screenshots"]  # the shared Chromium (tests/browser.py), the picture folder
 
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 ENV = {**os.environ, "EF_EVALUATION_PLUGINS": ""}

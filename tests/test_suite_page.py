@@ -8,9 +8,10 @@ import re
 import pytest
 from selenium.webdriver.common.by import By
 
+from browser import chromium  # noqa: F401  (a fixture: the shared Chromium, tests/browser.py)
 from ef.evaluation import SuiteDataset, evaluate_suite
 from suite_fixtures import CosineRetriever, beir_folder
-from test_html_browser import chromium, marks, open_page  # noqa: F401  (chromium: a fixture)
+from test_html_browser import marks, open_page
 
 
 @pytest.fixture(scope="module")
