@@ -13,8 +13,9 @@ from hypothesis import settings
 
 from background_checks import BackgroundChecks
 
-# The limits that keep the run finishing: stuck tests fail as themselves (tests/suite_limits.py).
-pytest_plugins = ("suite_limits",)
+# The limits that keep the run finishing: stuck tests fail as themselves (tests/suite_limits.py);
+# every process the run starts ends with it (tests/process_groups.py).
+pytest_plugins = ("suite_limits", "process_groups")
 
 # Property tests check behaviour, not speed (benchmarks do that): on a shared, loaded machine a
 # per-example deadline only adds noise.

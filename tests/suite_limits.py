@@ -25,7 +25,12 @@ And the run as a whole: the process pytest was started as interrupts itself afte
 ``EF_EVALUATION_SUITE_TIMEOUT`` seconds (:data:`DEFAULT_SUITE_TIMEOUT` when unset, ``0`` for
 none), which ends the run the way Ctrl-C does, with its summary; if that does not end it within
 :data:`SUITE_GRACE` seconds, the process exits with status 3 after writing every thread's
-traceback. A run can never wait forever, whatever its workers do.
+traceback. A run can never wait forever, whatever its workers do. A run the limit ended says so
+on its last line, with the number of tests that never started (:func:`limit_line`).
+
+A module- or session-scoped fixture whose setup failed fails every test that uses it with the
+same, cached error: the first such test reports it in full, each later one in one line naming
+the first (:func:`pytest_runtest_makereport`), so that one slow fixture is one error to read.
 
 Loaded by ``tests/conftest.py`` (``pytest_plugins``); another pytest run can load it with
 ``-p suite_limits`` when ``tests`` is on its path.
@@ -79,15 +84,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _stderr: list[int] = []
 """The process's own standard error, as it was before pytest captured it (set at configure)."""
 
+_stdout: list[int] = []
+"""The process's own standard output, likewise."""
 
-def _uncaptured_stderr(config: pytest.Config) -> int:
-    """A descriptor of standard error as pytest found it: what a test prints is captured and
-    lost with a process that is ended, so the backstop's tracebacks and the run limit's words
-    go there instead (pytest's capture keeps a copy of the original descriptor)."""
+
+def _uncaptured(config: pytest.Config, stream: str = "err") -> int:
+    """A descriptor of standard error (or output) as pytest found it: what a test prints is
+    captured and lost with a process that is ended, so the backstop's tracebacks and the run
+    limit's words go there instead (pytest's capture keeps a copy of the original descriptor)."""
     capture = config.pluginmanager.getplugin("capturemanager")
-    err = getattr(getattr(capture, "_global_capturing", None), "err", None)
-    saved = getattr(err, "targetfd_save", None)
-    return saved if isinstance(saved, int) else sys.__stderr__.fileno()
+    captured = getattr(getattr(capture, "_global_capturing", None), stream, None)
+    saved = getattr(captured, "targetfd_save", None)
+    original = sys.__stderr__ if stream == "err" else sys.__stdout__
+    return saved if isinstance(saved, int) else original.fileno()
 
 
 def _say(text: str) -> None:
@@ -179,21 +188,100 @@ def suite_timeout() -> float:
     return value
 
 
+_stopped: list[float] = []
+"""The run's limit in seconds, once the limit has interrupted the run."""
+
+_started: set[str] = set()
+"""The tests that started (their setup was reported), in the process that owns the run."""
+
+_session: list[pytest.Session] = []
+
+
+def limit_line(seconds: float) -> str:
+    """The last line of a run the limit ended: the limit and the tests that never started."""
+    collected = _session[0].testscollected if _session else 0
+    never = max(collected - len(_started), 0)
+    return (
+        f"ef-evaluation suite limit: stopped after {seconds:g} s; "
+        f"{never} test{'' if never == 1 else 's'} never run"
+    )
+
+
 def _end_run_after(seconds: float) -> None:
     """Interrupt the main thread after ``seconds``; exit outright if that does not end the run."""
     time.sleep(seconds)
-    _say(f"\n{SUITE_TIMEOUT_VARIABLE}: the run passed {seconds:g} s; ending it with its summary\n")
+    _stopped.append(seconds)
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(SUITE_GRACE)
     _say(f"\n{SUITE_TIMEOUT_VARIABLE}: the run did not end {SUITE_GRACE:g} s after its interrupt\n")
     faulthandler.dump_traceback(file=_stderr[0] if _stderr else 2, all_threads=True)
+    # Ending outright skips pytest's end and atexit: the run's processes are ended here
+    # (tests/process_groups.py, when loaded).
+    process_groups = sys.modules.get("process_groups")
+    if process_groups is not None:
+        process_groups.end_run()
+    os.write(_stdout[0] if _stdout else 1, f"{limit_line(seconds)}\n".encode())
     os._exit(3)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _session[:] = [session]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count the tests that started (in the owner, pytest-xdist's workers' reports too)."""
+    _started.add(report.nodeid)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run the limit ended says so on its very last line (after the summary, and after the
+    run's processes were ended)."""
+    if not _stopped or hasattr(config, "workerinput"):
+        return
+    line = limit_line(_stopped[0])
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_line(line)
+        reporter._tw.flush()
+    else:
+        os.write(_stdout[0] if _stdout else 1, f"{line}\n".encode())
+
+
+_fixture_errors: dict[int, tuple[BaseException, str]] = {}
+"""Setup errors seen in this process, by the exception's id: the exception (kept, so that its id
+is not reused) and the first test it failed."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A setup that failed with an error already reported (a module- or session-scoped
+    fixture's cached error, raised again for each test using it) is reported in one line."""
+    report = yield
+    if call.when != "setup" or call.excinfo is None or not report.failed:
+        return report
+    error = call.excinfo.value
+    seen = _fixture_errors.get(id(error))
+    if seen is None or seen[0] is not error:
+        _fixture_errors[id(error)] = (error, item.nodeid)
+        return report
+    message = str(error).strip().splitlines()
+    first = f": {message[0]}" if message else ""
+    report.longrepr = (
+        f"the same setup error as {seen[1]} (a fixture's, reported in full there): "
+        f"{type(error).__name__}{first}"
+    )
+    return report
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """In the process pytest was started as (not in a pytest-xdist worker), start the run's
     outer limit."""
-    _stderr[:] = [_uncaptured_stderr(config)]
+    _stderr[:] = [_uncaptured(config, "err")]
+    _stdout[:] = [_uncaptured(config, "out")]
     seconds = suite_timeout()
     if hasattr(config, "workerinput") or seconds == 0:
         return

@@ -74,17 +74,22 @@ def inner_run(
     environment = {**os.environ, **(env or {}), "PYTHONPATH": str(TESTS)}
     environment.pop("EF_EVALUATION_CHECKS_DIR", None)
     environment.pop("PYTEST_XDIST_WORKER", None)
+    # Only the plugins the inner run needs: the installed ones take seconds to load in each of
+    # its processes.
+    environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    plugins = ["-p", "pytest_timeout", "-p", "anyio.pytest_plugin"]
+    if "no:xdist" not in options:
+        plugins += ["-p", "xdist"]
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
+            *plugins,
             "-p",
             "suite_limits",
             "-p",
             "no:cacheprovider",
-            "-p",
-            "no:randomly",
             "-rA",
             *options,
             str(folder),
@@ -178,7 +183,10 @@ def test_last():
 
 
 @pytest.mark.timeout(300)
-def test_the_whole_run_ends_with_its_summary_at_its_limit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", [("-p", "no:xdist"), ("-n", "1")], ids=["alone", "xdist"])
+def test_the_whole_run_ends_with_its_summary_and_says_why_on_its_last_line(
+    tmp_path: Path, processes: tuple[str, ...]
+) -> None:
     source = """
 import time
 
@@ -192,12 +200,93 @@ def test_before():
 @pytest.mark.timeout(0)
 def test_waits_past_the_runs_limit():
     time.sleep(10**6)
+
+
+def test_never_started():
+    assert True
 """
-    result = inner_run(tmp_path, source, "-p", "no:xdist", env={"EF_EVALUATION_SUITE_TIMEOUT": "5"})
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "EF_EVALUATION_SUITE_TIMEOUT: the run passed 5 s" in result.stderr
+    result = inner_run(tmp_path, source, *processes, env={"EF_EVALUATION_SUITE_TIMEOUT": "5"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
     assert "KeyboardInterrupt" in result.stdout
     assert "1 passed" in result.stdout
+    # Said once, after everything else: the summary, the slowest tests, the run's end.
+    lines = result.stdout.rstrip("\n").splitlines()
+    assert lines[-1] == "ef-evaluation suite limit: stopped after 5 s; 1 test never run", output
+    assert output.count("suite limit") == 1, output
+
+
+CACHED_FIXTURE_ERRORS = """
+import pytest
+
+
+@pytest.fixture(scope="module")
+def server():
+    raise RuntimeError("the server did not start\\nits log: (empty)")
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    raise ValueError("no cluster")
+
+
+def test_one(server):
+    pass
+
+
+def test_two(server):
+    pass
+
+
+def test_three(server, cluster):
+    pass
+
+
+def test_four(cluster):
+    pass
+
+
+def test_alone():
+    pass
+"""
+
+
+def error_section(output: str, test: str) -> str:
+    """The part of pytest's output that reports ``test``'s setup error, up to the next header."""
+    match = re.search(
+        rf"_+ ERROR at setup of {re.escape(test)} _+\n(.*?)(?=\n_{{3,}} |\n={{3,}} )", output, re.S
+    )
+    assert match is not None, output
+    return match.group(1)
+
+
+def test_a_fixture_that_failed_once_is_one_error_in_full_and_one_line_each_after(
+    tmp_path: Path,
+) -> None:
+    result = inner_run(tmp_path, CACHED_FIXTURE_ERRORS, "-p", "no:xdist")
+    assert outcomes(result.stdout) == {
+        "test_one": "ERROR",
+        "test_two": "ERROR",
+        "test_three": "ERROR",
+        "test_four": "ERROR",
+        "test_alone": "PASSED",
+    }, result.stdout
+    assert "1 passed, 4 errors" in result.stdout
+    # Each fixture's error in full once, where it was raised first.
+    assert result.stdout.count('raise RuntimeError("the server did not start') == 1
+    assert result.stdout.count('raise ValueError("no cluster")') == 1
+    assert "RuntimeError: the server did not start" in error_section(result.stdout, "test_one")
+    # (test_three sets up its session-scoped fixture first.)
+    assert "ValueError: no cluster" in error_section(result.stdout, "test_three")
+    # Then one line naming the test that showed it.
+    for test, first, error in (
+        ("test_two", "test_one", "RuntimeError: the server did not start"),
+        ("test_four", "test_three", "ValueError: no cluster"),
+    ):
+        assert error_section(result.stdout, test).strip() == (
+            f"the same setup error as test_inner.py::{first} (a fixture's, reported in full "
+            f"there): {error}"
+        )
 
 
 def test_a_suite_limit_that_is_not_a_number_is_refused(tmp_path: Path) -> None:

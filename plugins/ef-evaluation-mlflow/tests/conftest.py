@@ -1,16 +1,18 @@
-"""A real MLflow tracking server on 127.0.0.1 for the whole session, and small inputs to log.
+"""A real MLflow tracking server on 127.0.0.1 for the whole run, and small inputs to log.
 
 The server is MLflow's own (``mlflow server``, from the full ``mlflow`` distribution of the
 plugin's test extra) with a SQLite backend store and its artifacts served through it (the
-client uploads and downloads them over HTTP, as against a remote server). It starts in a
-session of its own, since it starts workers, and is ended by its process-group id. Telemetry is
-off in the tests and in the server: the tests may talk to 127.0.0.1 only.
+client uploads and downloads them over HTTP, as against a remote server). It is the run's: the
+first worker that needs it starts it, as a service of the run (``tests/process_groups.py``: a
+session of its own, with the workers it starts, ended with the run), and the other workers use
+it too. Each test module logs to experiments of its own names. Telemetry is off in the tests and
+in the server: the tests may talk to 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import process_groups
 
 os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
 os.environ["DO_NOT_TRACK"] = "true"
@@ -53,7 +57,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _ready(uri: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def _ready(uri: str, process: subprocess.Popen[Any], log: Path) -> None:
     deadline = time.monotonic() + READY_WITHIN
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -70,9 +74,14 @@ def _ready(uri: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"mlflow server not ready in {READY_WITHIN:g} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="session")
-def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The tracking URI of a running ``mlflow server`` on 127.0.0.1."""
+def pytest_configure(config: pytest.Config) -> None:
+    # Run alone, this folder's tests still get the run's reaping (tests/process_groups.py).
+    config.pluginmanager.import_plugin("process_groups")
+
+
+def _start_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[str, subprocess.Popen[Any]]:
     folder = tmp_path_factory.mktemp("mlflow-server")
     port = free_port()
     log = folder / "server.log"
@@ -91,33 +100,29 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "1",
     ]
     with open(log, "wb") as output:
-        process = subprocess.Popen(
+        process = process_groups.start_service(
             command,
+            shared=True,
             stdout=output,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             cwd=folder,
-            start_new_session=True,
         )
     uri = f"http://127.0.0.1:{port}"
     try:
         _ready(uri, process, log)
-        yield uri
-    finally:
-        for sent in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(process.pid, sent)
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(timeout=15)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        try:  # the workers, should one outlive the server
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    except BaseException:
+        process_groups.stop_service(process)
+        raise
+    return uri, process
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The tracking URI of the run's ``mlflow server`` on 127.0.0.1."""
+    return process_groups.shared_service(
+        "mlflow-server", functools.partial(_start_server, tmp_path_factory)
+    )
 
 
 @pytest.fixture

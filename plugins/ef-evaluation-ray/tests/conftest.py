@@ -1,4 +1,16 @@
-"""A real Ray cluster of two nodes on loopback, shared by the module, and both async backends.
+"""A real Ray cluster of two nodes on loopback, one for the whole run, and both async backends.
+
+The cluster (a head and a worker node, two CPUs each, every one bound to 127.0.0.1) is the
+run's: the first test module of any worker that needs it starts it, as a service of the run
+(``tests/process_groups.py``), and the run's owner ends it when the run ends. Each module
+connects to it as a driver of its own (``ray.init`` then ``ray.shutdown``): a fresh job, whose
+actors end with the module, as with a cluster per module. The tests' actors are anonymous and
+not detached, so drivers in other workers never see them.
+
+A module marked ``own_ray_cluster`` starts a cluster of its own instead (in the test's process,
+as ``ray.cluster_utils.Cluster``), for tests that change the cluster itself: ``test_ray.py``
+adds a node and removes one that holds one of its replicas, which may be any node but the head
+and would be taken from under the other modules' actors on the run's cluster.
 
 Ray reads its environment when it is imported: usage statistics stay off, and
 ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` keeps ``ray.init`` from turning the loopback address
@@ -13,18 +25,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
+import process_groups
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 os.environ.setdefault("RAY_worker_niceness", "0")
 
-NODE = {
-    "node_ip_address": "127.0.0.1",
-    "object_store_memory": 80 * 1024**2,
-}
+NODE = dict(process_groups.RAY_NODE)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Run alone, this folder's tests still get the run's reaping (tests/process_groups.py).
+    config.pluginmanager.import_plugin("process_groups")
+    config.addinivalue_line(
+        "markers",
+        "own_ray_cluster(reason): the module's tests get a Ray cluster of their own, not the "
+        "run's (they change the cluster)",
+    )
+
+
+@dataclass(frozen=True)
+class RunCluster:
+    """The run's Ray cluster, as a module sees it."""
+
+    address: str
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -39,9 +68,21 @@ def loopback_node() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """A head node and a worker node, two CPUs each, every one bound to 127.0.0.1."""
+def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A head node and a worker node, two CPUs each, every one bound to 127.0.0.1: the run's,
+    connected to as a fresh driver for the module, or (``own_ray_cluster``) the module's own
+    ``ray.cluster_utils.Cluster``."""
     import ray
+
+    if request.node.get_closest_marker("own_ray_cluster") is None:
+        address = process_groups.ray_cluster()
+        ray.init(address=address, logging_level="warning", log_to_driver=False)
+        try:
+            yield RunCluster(address)
+        finally:
+            ray.shutdown()
+        return
+
     from ray.cluster_utils import Cluster
 
     started = Cluster(

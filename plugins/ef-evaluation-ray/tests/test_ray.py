@@ -23,7 +23,12 @@ from ef_evaluation_ray import RayRetriever, ShardedIndex
 from ef_evaluation_ray._bm25_shard import CollectionStatistics, global_bm25_shard, shard_statistics
 from ef_evaluation_ray._sharded import merge_hits, split_corpus
 
-pytestmark = pytest.mark.usefixtures("cluster")
+# A cluster of its own: a test below removes a node holding one of its replicas, which may be
+# any node but the head (on the run's cluster, a node the other modules' actors run on).
+pytestmark = [
+    pytest.mark.usefixtures("cluster"),
+    pytest.mark.own_ray_cluster("removes a node"),
+]
 
 # The actors run the test's retrievers; they cannot import this module, so it travels by value.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
