@@ -23,14 +23,20 @@ import contextlib
 import errno
 import io
 import os
-import re
 import secrets
 import stat
 import struct
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeAlias
+
+from ef.evaluation._io.overwrite import (
+    PathArg,
+    append_descriptor,
+    check_not_input,
+    is_stream,
+    own_descriptor,
+)
 
 __all__ = [
     "TextSink",
@@ -40,15 +46,7 @@ __all__ = [
     "write_text_atomically",
 ]
 
-PathArg: TypeAlias = str | os.PathLike[str]
-
-# A descriptor of this process named as a file: written through the descriptor itself.
-_OWN_DESCRIPTOR = re.compile(
-    r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>\d+))|proc/(?P<pid>self|\d+)/fd/(?P<pfd>\d+))$"
-)
-_STANDARD = {"in": 0, "out": 1, "err": 2}
 _CHUNK = 1 << 16
-_MAX_LINKS = 40  # as the kernel's ELOOP limit
 
 
 def _relabel(error: OSError, path: str) -> OSError:
@@ -56,49 +54,6 @@ def _relabel(error: OSError, path: str) -> OSError:
     if error.errno is None:
         return error
     return OSError(error.errno, error.strerror or os.strerror(error.errno), path)
-
-
-def _own_descriptor(path: str) -> int | None:
-    """The descriptor ``path`` names when it is one of this process's own, else None.
-
-    Symbolic links are followed one at a time, so ``/dev/stdout`` (a link to
-    ``/proc/self/fd/1``) is recognised before the kernel's magic link is resolved to whatever
-    the descriptor points at.
-    """
-    current = path
-    for _ in range(_MAX_LINKS):
-        match = _OWN_DESCRIPTOR.match(os.path.normpath(current))
-        if match:
-            if match["std"]:
-                return _STANDARD[match["std"]]
-            if match["fd"]:
-                return int(match["fd"])
-            if match["pid"] in ("self", str(os.getpid())):
-                return int(match["pfd"])
-            return None
-        try:
-            link = os.readlink(current)
-        except OSError:
-            return None
-        current = os.path.join(os.path.dirname(current), link)
-    return None
-
-
-def is_stream(path: PathArg) -> bool:
-    """Whether ``path`` is written directly rather than replaced: an existing FIFO, character
-    device or socket, or a standard stream or descriptor named as a file.
-
-    >>> is_stream("/dev/null"), is_stream("/dev/stdout"), is_stream("report.json")
-    (True, True, False)
-    """
-    name = os.fspath(path)
-    if _own_descriptor(name) is not None:
-        return True
-    try:
-        mode = os.stat(name).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _create_temporary(real: str, mode: int | None) -> tuple[int, str]:
@@ -269,7 +224,7 @@ class _Pending:
             compress = self.name.endswith(".gz")
         self.temporary: str | None = None
         self.target = self.name
-        descriptor = _own_descriptor(self.name)
+        descriptor = own_descriptor(self.name)
         try:
             if descriptor is not None:
                 for stream in (sys.stdout, sys.stderr):
@@ -330,8 +285,14 @@ class _Pending:
 
 
 @contextlib.contextmanager
-def write_text_atomically(path: PathArg, *, compress: bool | None = None) -> Iterator[TextSink]:
-    """Write a text file as UTF-8 with ``"\\n"`` line ends, all or nothing.
+def write_text_atomically(
+    path: PathArg,
+    *,
+    compress: bool | None = None,
+    inputs: Iterable[PathArg] = (),
+    append: bool = False,
+) -> Iterator[TextSink]:
+    """Write a text file as UTF-8 with ``"\\n"`` line ends, all or nothing, never onto an input.
 
     The text goes to a temporary file in the directory of ``path``'s real location, which
     replaces it only when the block finishes without an error, so a failure halfway (a bad id
@@ -341,8 +302,19 @@ def write_text_atomically(path: PathArg, *, compress: bool | None = None) -> Ite
     gzip-compressed, reproducibly (no timestamp in the header), unless ``compress`` says
     otherwise.
 
+    ``path`` is refused, before anything is written, when it names one of ``inputs`` (by name,
+    through a link, or as an existing file inside an input folder: see
+    :func:`~ef.evaluation.overwritten_input`): the one guard every output goes through.
+
+    With ``append``, the text is added to the end of ``path`` instead (a CI job's summary
+    file), created when missing: that is not all or nothing, and a FIFO that nobody reads
+    fails at once rather than blocking.
+
     :param path: the file to create or replace; its directory must exist.
     :param compress: gzip the text; ``None`` decides by the ``.gz`` suffix.
+    :param inputs: the files and folders the caller read, which ``path`` may not replace.
+    :param append: append to ``path`` rather than replace it.
+    :raises ValueError: naming both, when ``path`` would replace one of ``inputs``.
     :raises OSError: naming ``path``, when it cannot be written (no such directory, no space,
         a directory in the way).
 
@@ -354,6 +326,18 @@ def write_text_atomically(path: PathArg, *, compress: bool | None = None) -> Ite
     ...     print(repr(path.read_text()))
     'done\\n'
     """
+    if append:
+        fd = append_descriptor(path, inputs)
+        name = os.fspath(path)
+        sink = TextSink(fd, name, compress=name.endswith(".gz") if compress is None else compress)
+        try:
+            yield sink
+            sink.finish()
+        finally:
+            sink.close()
+            os.close(fd)
+        return
+    check_not_input(path, inputs)
     pending = _Pending(path, compress=compress)
     try:
         yield pending.sink

@@ -344,7 +344,7 @@ write to another file
         raise CliError(clash, exit_code=EXIT_USAGE)
 
 
-def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[str] = ()) -> None:
+def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Sequence[str] = ()) -> None:
     """Write the result in ``args.format`` to ``args.output`` or standard output.
 
     The password of every URL is hidden, in the table and in the JSON alike. A file is written
@@ -369,30 +369,30 @@ def emit(args: argparse.Namespace, table: Table, data: Any, *, inputs: Iterable[
     elif args.format == "table":
         buffer = io.StringIO()
         _terminal.print_table(table, buffer, terminal=False)
-        write_output(output, buffer.getvalue())
+        write_output(output, buffer.getvalue(), inputs=inputs)
     else:  # JSON is written as it is encoded: a big report is never held as text
         json = args.format == "json"
-        write_output(output, data if json else render_text(table, data, args.format), as_json=json)
+        shown = data if json else render_text(table, data, args.format)
+        write_output(output, shown, inputs=inputs, as_json=json)
 
 
 def write_output(
-    output: str | None, text: Any, *, inputs: Iterable[str] = (), as_json: bool = False
+    output: str | None, text: Any, *, inputs: Sequence[str] = (), as_json: bool = False
 ) -> None:
     """Write ``text`` to the file ``output``, or to standard output for ``None`` or ``"-"``.
 
-    A file is replaced all at once (a failure keeps the old one); a FIFO or ``/dev/stdout`` is
-    written as a stream.
+    A file is replaced all at once (a failure keeps the old one), never onto one of ``inputs``
+    (checked first, and again as it is written); a FIFO or ``/dev/stdout`` is a stream.
 
-    :param inputs: the command's input files and folders, which ``output`` may not replace.
     :param as_json: ``text`` is a value, written as JSON as it is encoded (:func:`write_json`).
     :raises CliError: if the file cannot be written, or is one of ``inputs``; for a NaN in JSON.
     """
     check_outputs({"--output": output}, inputs)
     try:
         if as_json:
-            write_json(output, text)
+            write_json(output, text, inputs)
         else:
-            write_text(output, text)
+            write_text(output, text, inputs)
     except ValueError as error:
         raise CliError(str(error)) from error
     except OSError as error:

@@ -175,12 +175,14 @@ def _joined(chunks: Iterable[str]) -> Iterator[str]:
         yield "".join(batch)
 
 
-def write_json(output: str | None, data: Any) -> None:
+def write_json(output: str | None, data: Any, inputs: Iterable[str] = ()) -> None:
     """Write ``data`` as :func:`json_text` writes it, piece by piece: the text of a report of a
     million queries is never held whole (to standard output, a stream, or a file replaced all
     at once).
 
-    :raises ValueError: naming where a NaN or an infinity is, before anything is written.
+    :param inputs: the command's inputs, which ``output`` may not replace.
+    :raises ValueError: naming where a NaN or an infinity is, or the input ``output`` would
+        replace, before anything is written.
     :raises OSError: naming ``output``; an existing file is then kept as it was.
     """
     if not _finite(data):
@@ -191,19 +193,20 @@ def write_json(output: str | None, data: Any) -> None:
         sys.stdout.writelines(batches)
         sys.stdout.write("\n")
         return
-    with write_text_atomically(output, compress=False) as out:
+    with write_text_atomically(output, compress=False, inputs=inputs) as out:
         out.writelines(batches)
         out.write("\n")
 
 
-def write_text(output: str | None, text: str) -> None:
+def write_text(output: str | None, text: str, inputs: Iterable[str] = ()) -> None:
     """Write ``text`` to standard output (``None`` or ``"-"``), a stream, or a file replaced
-    all at once.
+    all at once, never onto one of ``inputs``.
 
+    :raises ValueError: naming both, when ``output`` would replace one of ``inputs``.
     :raises OSError: naming ``output``; an existing file is then kept as it was.
     """
     if output is None or output == "-":
         sys.stdout.write(text)
         return
-    with write_text_atomically(output, compress=False) as out:
+    with write_text_atomically(output, compress=False, inputs=inputs) as out:
         out.write(text)

@@ -31,6 +31,7 @@ from ef.evaluation import (
     check,
     evaluate_retrieval,
     evaluate_run,
+    is_stream,
     parse_rule,
     read_dataset,
     read_gate_config,
@@ -231,23 +232,79 @@ def _scored(
     return report, queries
 
 
-def _write(path: str, text: str) -> None:
-    with write_text_atomically(path) as sink:
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command reads, which nothing it writes may replace."""
+    config = args.config
+    if config is None and Path("pyproject.toml").is_file():
+        config = "pyproject.toml"
+    inputs = [p for p in (args.qrels, args.dataset, config) if p is not None]
+    if not _is_retriever(args.run):
+        inputs.append(args.run)
+    if not args.update_baseline:
+        inputs.append(args.baseline)
+    return inputs
+
+
+def _written(args: argparse.Namespace) -> dict[str, str | None]:
+    """Every file the command writes, by the option (or variable) that names it."""
+    return {
+        "--baseline": args.baseline if args.update_baseline else None,
+        "--markdown": args.markdown,
+        "--junit": args.junit,
+        "--html": args.html,
+        f"${_SUMMARY}": os.environ.get(_SUMMARY) or None,
+    }
+
+
+def _unwritable(path: str) -> str | None:
+    """Why ``path`` cannot be written, known before writing: a folder in its place, or no
+    folder to write it in (a full disk is only known once written)."""
+    if is_stream(path):
+        return None
+    if os.path.isdir(path):
+        return "a folder is in the way"
+    folder = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(folder):
+        return f"no such folder {os.path.dirname(path) or folder}"
+    return None
+
+
+def _check_written(args: argparse.Namespace) -> None:
+    """Refuse, before anything is scored, an output onto an input or where no file can be."""
+    written = _written(args)
+    check_outputs(written, _inputs(args))
+    for option, path in written.items():
+        problem = None if path is None else _unwritable(path)
+        if problem is not None:
+            raise CliError(f"{option} {path}: cannot be written: {problem}", exit_code=EXIT_USAGE)
+
+
+def _write(path: str, text: str, inputs: list[str]) -> None:
+    with write_text_atomically(path, inputs=inputs) as sink:
         sink.write(text)
 
 
 def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
+    """Print the outcome, then write the files: a file that cannot be written is exit code 2
+    whatever the verdict (exit 1 says a rule failed, nothing else)."""
     if args.format == "json":
         print(json.dumps({"passed": report.passed, **report.to_dict()}, indent=2))
     else:
         print(report.to_text(), end="")
-    if args.markdown:
-        _write(args.markdown, report.to_markdown())
-    if summary := os.environ.get(_SUMMARY):
-        with open(summary, "a", encoding="utf-8") as stream:
-            stream.write(report.to_markdown())
-    if args.junit:
-        _write(args.junit, report.to_junit())
+    inputs = _inputs(args)
+    try:
+        if args.markdown:
+            _write(args.markdown, report.to_markdown(), inputs)
+        if summary := os.environ.get(_SUMMARY):
+            with write_text_atomically(summary, inputs=inputs, append=True) as sink:
+                sink.write(report.to_markdown())
+        if args.junit:
+            _write(args.junit, report.to_junit(), inputs)
+    except (OSError, ValueError) as error:
+        message = str(error)
+        if isinstance(error, OSError) and error.filename is not None and error.strerror:
+            message = f"cannot write {os.fsdecode(error.filename)}: {error.strerror}"
+        raise CliError(message, exit_code=EXIT_USAGE) from error
 
 
 def _refuse_location(baseline: str) -> None:
@@ -272,7 +329,7 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
         _refuse_location(args.baseline)
     current, queries = _scored(args, metrics)
     if args.update_baseline:
-        _write(args.baseline, current.to_json(indent=1) + "\n")
+        _write(args.baseline, current.to_json(indent=1) + "\n", _inputs(args))
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
         return current, None
     baseline = read_report(args.baseline)
@@ -291,17 +348,12 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
 
 def handle(args: argparse.Namespace) -> int:
     """Score the run, check it against the baseline, print and write the outputs."""
-    written = {"--markdown": args.markdown, "--junit": args.junit, "--html": args.html}
     if args.update_baseline and args.html:
         raise CliError(
             "--html shows the check against the baseline: --update-baseline has no page",
             exit_code=EXIT_USAGE,
         )
-    if not args.update_baseline:
-        inputs = [args.baseline, *(p for p in (args.qrels, args.dataset) if p is not None)]
-        if not _is_retriever(args.run):
-            inputs.append(args.run)
-        check_outputs(written, inputs)
+    _check_written(args)
     try:
         current, report = _gate(args)
     except CliError as error:

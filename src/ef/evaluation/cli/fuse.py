@@ -179,7 +179,8 @@ def handle(args: argparse.Namespace) -> int:
     """Fuse the run files (after the search, with ``--optimize``) and write the fused run."""
     _check_usage(args)
     run_names(args.runs)  # refuses a file given twice
-    check_outputs(command_outputs(args), [*args.runs, *filter(None, [args.qrels])])
+    inputs = [*args.runs, *filter(None, [args.qrels])]
+    check_outputs(command_outputs(args), inputs)
     runs = [read_run(path, format=args.run_format) for path in args.runs]
     qrels = _read_qrels(args)
     norm = "default" if args.norm is None else args.norm
@@ -235,6 +236,7 @@ def handle(args: argparse.Namespace) -> int:
             **({} if args.missing_queries is None else {"missing_queries": args.missing_queries}),
         )
     if fused is not None:
+        check_outputs({"--output": args.output}, inputs)  # again, as the file is written
         write_run(args.output, fused, format=args.run_format, tag=args.tag)
         print(wrote_line(args.output, len(fused), method, len(runs)), file=sys.stderr, flush=True)
     return 0

@@ -32,6 +32,7 @@ from ef.evaluation.cli._common import (
     CliError,
     add_output_options,
     check_names,
+    check_outputs,
     positive_int,
     write_output,
 )
@@ -185,6 +186,11 @@ def _plain(report: SuiteReport) -> str:
 def handle(args: argparse.Namespace) -> int:
     """Run (or merge) the suite, print its table in the chosen format, then hand the report
     to the installed command extensions (``--mlflow``)."""
+    # A merged folder is an input: nothing is written into it (an index, a cell, the results).
+    outputs = {"--output": args.output, "--html": args.html}
+    if args.merge:
+        outputs["--results-dir"] = args.results_dir
+    check_outputs(outputs, args.datasets)
     report = _merge(args) if args.merge else _run(args)
     if args.html:
         report.to_html(args.html)
@@ -207,4 +213,4 @@ def _write(args: argparse.Namespace, report: SuiteReport) -> None:
         text = report.to_latex()
     else:
         text = _plain(report)
-    write_output(args.output, text)
+    write_output(args.output, text, inputs=args.datasets)
