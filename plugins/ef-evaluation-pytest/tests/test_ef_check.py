@@ -306,3 +306,30 @@ def test_bm25_on_the_bundled_dataset_with_rules_as_the_command_line_writes_them(
     _, queries, qrels = read_beir(resolve_builtin("builtin:stdlib-docs"))
     assert saved["n_queries"] == len(qrels) == len(queries) == 40
     run(pytester).assert_outcomes(passed=1)
+
+
+TWO_TESTS_ONE_BASELINE = """
+from gate_data import QRELS, QUERIES, retriever
+
+
+def test_first(ef_check):
+    ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="baselines/search.json",
+             rules=["ndcg@10 >= 0"])
+
+
+def test_second(ef_check):
+    ef_check(retriever(lose=0.5, seed=1), qrels=QRELS, queries=QUERIES,
+             baseline="baselines/../baselines/search.json", rules=["ndcg@10 >= 0"])
+"""
+
+
+def test_two_tests_naming_one_baseline_cannot_both_write_it(pytester):
+    pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_two=TWO_TESTS_ONE_BASELINE)
+    result = run(pytester, "--ef-update-baselines", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    output = result.stdout.str()
+    assert "test_two.py::test_first and test_two.py::test_second both name" in output
+    written = json.loads(baseline_path(pytester).read_text(encoding="utf-8"))
+    expected = oracle_ndcg(GATE_DATA["rankings"]())
+    assert {q: v["ndcg@10"] for q, v in written["per_query"].items()} == pytest.approx(expected)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["UPDATE_OPTION", "QualityGate", "Rules", "ef_check"]
 
-_WRITTEN = pytest.StashKey[list[Path]]()
+_WRITTEN = pytest.StashKey[dict[Path, str]]()
 
 
 def __getattr__(name: str) -> Any:
@@ -46,7 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_WRITTEN] = []
+    config.stash[_WRITTEN] = {}
 
 
 @pytest.fixture
@@ -64,11 +64,12 @@ def ef_check(request: pytest.FixtureRequest) -> QualityGate:
         rootpath=request.config.rootpath,
         update=bool(request.config.getoption("ef_update_baselines")),
         written=request.config.stash[_WRITTEN],
+        test=request.node.nodeid,
     )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    written = terminalreporter.config.stash.get(_WRITTEN, [])
+    written = terminalreporter.config.stash.get(_WRITTEN, {})
     if written:
         terminalreporter.write_sep("-", "ef-evaluation baselines written")
         for path in written:

@@ -76,13 +76,17 @@ class QualityGate:
     :param rootpath: pytest's root folder, whose ``pyproject.toml`` gives the rules a call
         does not.
     :param update: ``--ef-update-baselines``: write the baselines instead of checking.
-    :param written: the baselines written in this session, for the terminal summary.
+    :param written: the baselines written in this session, each with the test that wrote it:
+        for the terminal summary, and so that no second test replaces one (the last would win
+        unseen).
+    :param test: the test calling (its node id).
     """
 
     folder: Path
     rootpath: Path
     update: bool = False
-    written: list[Path] = attrs.field(factory=list)
+    written: dict[Path, str] = attrs.field(factory=dict)
+    test: str = "this test"
 
     def __call__(
         self,
@@ -207,10 +211,17 @@ class QualityGate:
     def _judged(self, current: RetrievalEvalReport, checked: _Checked) -> CheckReport | None:
         path = checked.baseline
         if self.update:
+            key = path.resolve()
+            if key in self.written:
+                pytest.fail(
+                    f"{path}: {self.written[key]} and {self.test} both name this baseline, "
+                    f"and it holds {self.written[key]}'s run: give each test its own baseline",
+                    pytrace=False,
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
             with write_text_atomically(path) as sink:
                 sink.write(current.to_json(indent=1) + "\n")
-            self.written.append(path)
+            self.written[key] = self.test
             return None
         if not path.is_file():
             pytest.fail(
