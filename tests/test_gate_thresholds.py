@@ -118,7 +118,7 @@ def test_a_negative_tolerated_drop_is_refused(written):
     if written.endswith("-0"):  # minus zero is zero: no drop tolerated, not a negative one
         assert parse_rule(written).threshold == 0
         return
-    with pytest.raises(ValueError, match=r"^max_drop of 'ndcg@10' must be 0 or more$"):
+    with pytest.raises(ValueError, match=rf"^rule '{written}': max_drop of 'ndcg@10' must be 0"):
         parse_rule(written)
 
 

@@ -244,7 +244,8 @@ class QualityGate:
             message = str(error)
             if not message.startswith(str(path)):
                 message = f"{path}: {message}"
-            pytest.fail(message.replace("--update-baseline", UPDATE_OPTION), pytrace=False)
+            advice = f"make the baseline again ({UPDATE_OPTION})"
+            pytest.fail(message.replace("make the baseline again", advice), pytrace=False)
         if not report.passed:
             pytest.fail(report.to_text(), pytrace=False)
         return report

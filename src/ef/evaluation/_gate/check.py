@@ -125,8 +125,7 @@ def _queries(
         if not allowed:
             raise ValueError(
                 f"the baseline was scored on other queries ({detail}): make the baseline "
-                "again (--update-baseline), or compare on the common queries "
-                "(allow_changed_qrels)"
+                "again, or compare on the common queries (allow_changed_qrels)"
             )
         notes.append(f"compared on the {len(common)} common queries ({detail})")
     if not common:
@@ -171,11 +170,20 @@ def check(
 
     :raises ValueError: for no rule, an unknown test, correction or metric, a report with
         failed queries, or a baseline made on other inputs.
-    :raises TypeError: for an argument that is not a :class:`RetrievalEvalReport`.
+    :raises TypeError: for a report that is not a :class:`RetrievalEvalReport`, or a rule that
+        is not a :class:`GateRule`.
     """
     for name, report in (("current", current), ("baseline", baseline)):
         if not isinstance(report, RetrievalEvalReport):
             raise TypeError(f"{name}: expected a RetrievalEvalReport, got {type(report).__name__}")
+    if isinstance(rules, str | GateRule):
+        raise TypeError(f"rules: expected a list of GateRule, got one {type(rules).__name__}")
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, GateRule):
+            raise TypeError(
+                f"rules[{index}]: expected a GateRule (GateRule(...) or parse_rule('ndcg@10 >= "
+                f"0.5')), got a {type(rule).__name__}: {rule!r}"
+            )
     if not rules:
         raise ValueError("no rule to check: give at least one (such as 'ndcg@10 >= 0.5')")
     if test not in _GATE_TESTS:
@@ -185,7 +193,7 @@ def check(
         raise ValueError(
             "the baseline was made under other options: "
             + "; ".join(options)
-            + ": make the baseline again (--update-baseline)"
+            + ": make the baseline again"
         )
     notes = []
     if unproven := unproven_inputs(baseline.manifest, current.manifest):
@@ -201,8 +209,8 @@ def check(
             raise ValueError(
                 "the baseline was made on other inputs: "
                 + "; ".join(changed)
-                + ": make the baseline again (--update-baseline), or compare on the common "
-                "queries (allow_changed_qrels)"
+                + ": make the baseline again, or compare on the common queries "
+                "(allow_changed_qrels)"
             )
         notes.append("the baseline was made on other inputs: " + "; ".join(changed))
     query_ids, query_notes = _queries(baseline, current, allow_changed_qrels)

@@ -64,6 +64,8 @@ def to_markdown(report: CheckReport) -> str:
     heading = (
         "✅ Retrieval quality gate passed" if report.passed else "❌ Retrieval quality gate failed"
     )
+    if report.judged is not None:
+        heading += f": {_escaped(report.judged)}"
     lines = [f"### {heading}", "", "| " + " | ".join(COLUMNS) + " |"]
     lines.append("|" + "|".join(["---"] + ["---:"] * 5 + [":---:"]) + "|")
     for result in report.results:
@@ -91,8 +93,8 @@ def to_junit(report: CheckReport) -> str:
         case = ElementTree.SubElement(
             suite, "testcase", classname="ef-eval.check", name=result.rule.text
         )
-        detail = ", ".join(
-            f"{k}={v}" for k, v in zip(COLUMNS[1:-1], _cells(result)[1:-1], strict=True)
+        detail = ", ".join(  # a cell with nothing to say (no p of a floor) is left out
+            f"{k}={v}" for k, v in zip(COLUMNS[1:-1], _cells(result)[1:-1], strict=True) if v
         )
         if not result.passed:
             failure = ElementTree.SubElement(case, "failure", message=result.reason)

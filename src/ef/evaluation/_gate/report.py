@@ -76,6 +76,8 @@ class CheckReport(JsonReport):
     :param alpha: the significance level.
     :param notes: what the reader must know (a changed input that was allowed, queries left
         out).
+    :param judged: what was judged against what (``"run.txt against baseline.json"``), for
+        the headings of the outputs; ``None`` when not said.
     """
 
     results: tuple[RuleResult, ...] = attrs.field(
@@ -88,6 +90,7 @@ class CheckReport(JsonReport):
     notes: tuple[str, ...] = attrs.field(
         default=(), converter=as_tuple, metadata=checked(list_of(string))
     )
+    judged: str | None = attrs.field(default=None, kw_only=True, metadata=checked(optional(string)))
 
     @property
     def passed(self) -> bool:

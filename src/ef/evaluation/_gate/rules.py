@@ -84,10 +84,13 @@ def _number(text: Any, where: str) -> float:
 
 
 def _rule(metric: str, key: str, value: Any, where: str, group: str | None = None) -> GateRule:
-    if key == "min":
-        return GateRule(metric, "min", _number(value, where), group=group)
-    if key == "max_drop":
-        return GateRule(metric, "max_drop", _number(value, where), group=group)
+    if key in ("min", "max_drop"):
+        try:
+            return GateRule(metric, key, _number(value, where), group=group)
+        except ValueError as error:
+            if str(error).startswith(where):
+                raise
+            raise ValueError(f"{where}: {error}") from None
     if key == "fail_if":
         if str(value).strip().strip("'\"") != _SIGNIFICANTLY_WORSE:
             raise ValueError(f'{where}: fail_if takes "{_SIGNIFICANTLY_WORSE}", got {value!r}')
@@ -172,11 +175,14 @@ def rules_from_table(table: Mapping[str, Any], where: str) -> GateConfig:
             group = value.get("group")
             if group is not None and (not isinstance(group, str) or not group.strip()):
                 raise ValueError(f"{where}: {key}.group: expected a group name, got {group!r}")
-            rules.extend(
+            found = [
                 _rule(key, k, v, f"{where}: {key}.{k}", group)
                 for k, v in value.items()
                 if k != "group"
-            )
+            ]
+            if not found:
+                raise ValueError(f"{where}: {key}: no rule (expected min, max_drop or fail_if)")
+            rules.extend(found)
         elif key == "alpha":
             options["alpha"] = _number(value, f"{where}: alpha")
         elif key == "test" and isinstance(value, str):

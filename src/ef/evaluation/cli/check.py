@@ -22,6 +22,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ef.evaluation import (
     CORRECTIONS,
     CheckReport,
@@ -156,13 +158,16 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _config(args: argparse.Namespace) -> GateConfig:
+def _config(args: argparse.Namespace) -> tuple[GateConfig, str | None]:
+    """The rules and options, and the TOML file whose table was read (None: no table)."""
     configs = []
+    read = args.config
     if args.config is not None:
         configs.append(read_gate_config(args.config))
     elif Path("pyproject.toml").is_file():
         try:
             configs.append(read_gate_config("pyproject.toml"))
+            read = "pyproject.toml"
         except ValueError as error:
             if "no [tool.ef-evaluation.check] table" not in str(error):
                 raise
@@ -178,7 +183,7 @@ def _config(args: argparse.Namespace) -> GateConfig:
     config = GateConfig()
     for each in configs:
         config = config.updated(each)
-    return config
+    return config, read
 
 
 def _is_retriever(run: str) -> bool:
@@ -321,7 +326,12 @@ def _refuse_location(baseline: str) -> None:
 
 def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | None]:
     """The run's report, and the gate's outcome (None when the baseline was written)."""
-    config = _config(args)
+    config, read = _config(args)
+    if not config.rules and read is not None:
+        raise ValueError(
+            f"no rule: the [tool.ef-evaluation.check] table of {read} has none; give --rule, "
+            'or a table of rules per metric ([tool.ef-evaluation.check."ndcg@10"], min = 0.5)'
+        )
     if not config.rules:
         raise ValueError("no rule: give --rule or a [tool.ef-evaluation.check] table")
     metrics = list(dict.fromkeys(rule.metric for rule in config.rules))
@@ -332,14 +342,23 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
         _write(args.baseline, current.to_json(indent=1) + "\n", _inputs(args))
         print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
         return current, None
-    baseline = read_report(args.baseline)
+    try:
+        baseline = read_report(args.baseline)
+    except FileNotFoundError as error:
+        if error.filename is None or os.fsdecode(error.filename) != args.baseline:
+            raise  # a plugin's location says why itself
+        raise ValueError(f"{args.baseline}: no baseline: write it with --update-baseline") from None
     if not isinstance(baseline, RetrievalEvalReport):
         raise ValueError(f"{args.baseline}: a {type(baseline).__name__}, not a retrieval report")
     options = {"allow_changed_qrels": args.allow_changed_qrels, **config.check_options()}
     try:
         report = check(current, baseline, config.rules, **options)
-    except ValueError as error:
-        raise ValueError(f"{args.baseline}: {error}") from error
+    except ValueError as error:  # the library's advice, in the command's words
+        again = "make the baseline again"
+        message = str(error).replace(again, f"{again} (--update-baseline)")
+        message = message.replace("(allow_changed_qrels)", "(--allow-changed-qrels)")
+        raise ValueError(f"{args.baseline}: {message}") from error
+    report = attrs.evolve(report, judged=f"{redact_url(args.run)} against {args.baseline}")
     if args.html:
         title = f"quality gate: {redact_url(args.run)} against {args.baseline}"
         write_gate_page(args.html, current, baseline, config, title=title, queries=queries)
