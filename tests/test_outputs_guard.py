@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ef.evaluation import write_text_atomically
+from ef.evaluation._io.atomic import replaced_atomically
 from ef.evaluation.cli import main
 from suite_fixtures import beir_folder
 
@@ -58,6 +59,9 @@ def test_the_writer_refuses_an_input_at_the_moment_of_writing(files):
     with pytest.raises(ValueError, match="would replace the input"):
         with write_text_atomically("a.txt", inputs=["./a.txt"], append=True) as out:
             out.write("lost")
+    with pytest.raises(ValueError, match="would replace the input"):
+        with replaced_atomically("link.txt", inputs=["a.txt"]) as name:
+            Path(name).write_text("lost")
     assert _unchanged(files)
 
 

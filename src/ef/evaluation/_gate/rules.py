@@ -33,7 +33,9 @@ class GateRule(JsonReport):
 
     :param metric: the metric key (``"ndcg@10"``).
     :param kind: ``"min"`` (the value must be at least ``threshold``), ``"max_drop"`` (the
-        value may fall at most ``threshold`` under the baseline's) or ``"fail_if"`` (fails
+        value may fall at most ``threshold`` under the baseline's; both judged within the
+        gate's absolute tolerance of 1e-9, so a value exactly at the threshold holds whatever
+        the binary rounding) or ``"fail_if"`` (fails
         when the value is significantly worse than the baseline's, by the paired test after
         the correction over the gated metrics).
     :param threshold: the floor or the tolerated drop; ``None`` for ``"fail_if"``.

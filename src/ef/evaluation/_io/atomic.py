@@ -14,7 +14,9 @@ that a shell's ``>`` or ``>>`` keeps its meaning.
 A writer that needs a file name rather than a stream (pyarrow's Parquet writer) gets a temporary
 name from :func:`replaced_atomically`, with the same permissions and the same rename at the end.
 
-Every error names the path the caller gave, never the temporary file.
+Every error names the path the caller gave, never the temporary file. Given the caller's
+``inputs``, a path that would replace one of them is refused before anything is written (the
+one guard of :mod:`ef.evaluation._io.overwrite`).
 """
 
 from __future__ import annotations
@@ -87,11 +89,13 @@ def _existing_mode(name: str, real: str) -> int | None:
 
 
 @contextlib.contextmanager
-def replaced_atomically(path: PathArg) -> Iterator[str]:
+def replaced_atomically(path: PathArg, *, inputs: Iterable[PathArg] = ()) -> Iterator[str]:
     """A name to write ``path`` through, for writers that open files by name (Parquet): a new
     temporary file beside it, with the permissions :func:`write_text_atomically` gives, that
     replaces ``path`` once the block ends without an error. A stream is its own name.
 
+    :param inputs: the files and folders the caller read, which ``path`` may not replace.
+    :raises ValueError: naming both, when ``path`` would replace one of ``inputs``.
     :raises OSError: naming ``path``, when it cannot be written.
 
     >>> import pathlib, tempfile
@@ -102,6 +106,7 @@ def replaced_atomically(path: PathArg) -> Iterator[str]:
     ...     print(path.read_bytes())
     b'done'
     """
+    check_not_input(path, inputs)
     name = os.fspath(path)
     if is_stream(name):
         yield name
