@@ -60,16 +60,27 @@ def test_a_baseline_without_fingerprints_is_refused_unless_allowed(gate, capsys,
     assert main(gate) == 2
     err = capsys.readouterr().err
     assert "base.json" in err
-    assert "records no fingerprint of the qrels" in err
+    assert "does not record the fingerprint of its qrels" in err
     assert main([*gate, "--allow-changed-qrels"]) in (0, 1)
-    assert "records no fingerprint of the qrels" in capsys.readouterr().out
+    assert "does not record the fingerprint of its qrels" in capsys.readouterr().out
+
+
+def test_a_baseline_without_its_options_is_refused(gate, capsys):
+    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json", *RULE]
+    assert main([*argv, "--judged-only", "--update-baseline"]) == 0
+    _edit_baseline(lambda data: data["manifest"].pop("parameters"))
+    capsys.readouterr()
+    assert main(argv) == 2  # made under --judged-only, which the baseline no longer says
+    assert "base.json: the baseline does not record the options it was made under" in (
+        capsys.readouterr().err
+    )
 
 
 def test_check_refuses_a_baseline_that_cannot_show_its_qrels():
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     current = evaluate_run({"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, qrels, metrics=["ndcg@10"])
     bare = type(current).from_dict({**current.to_dict(), "manifest": {}})
-    with pytest.raises(ValueError, match=r"records no fingerprint of the qrels"):
+    with pytest.raises(ValueError, match=r"does not record the fingerprint of its qrels"):
         check(current, bare, [parse_rule("ndcg@10 >= 0")])
     # Two reports built in code record nothing: nothing to compare, nothing refused.
     assert check(bare, bare, [parse_rule("ndcg@10 >= 0")]).passed

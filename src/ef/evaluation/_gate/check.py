@@ -59,8 +59,7 @@ def changed_inputs(
                 f"{key} (fingerprint {_short(old[key])} in the baseline, {_short(new[key])} now)"
             )
     options = []
-    old_options = baseline.get("parameters") or {}
-    new_options = current.get("parameters") or {}
+    old_options, new_options = _parameters(baseline), _parameters(current)
     for key in VALUE_OPTIONS:
         default = _DEFAULTS.get(key)
         if key not in _DEFAULTS and (key not in old_options or key not in new_options):
@@ -78,32 +77,47 @@ def _fingerprints(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-def unproven_inputs(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """The inputs the current report's manifest fingerprints and the baseline's does not, each
-    with what the baseline lacks: such a baseline cannot show it was made on the same inputs.
+def _parameters(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = manifest.get("parameters")
+    return found if isinstance(found, Mapping) else {}
 
-    Only the qrels are required: a baseline made from a run file records no queries, and
-    checks a retriever's report (which does) all the same.
 
-    >>> unproven_inputs({}, {'fingerprints': {'qrels': 'a'}})
-    ['qrels (the baseline has no manifest)']
-    >>> unproven_inputs({'fingerprints': 'a'}, {'fingerprints': {'qrels': 'a'}})
-    ["qrels (the baseline's fingerprints are a str, not a table)"]
-    """
-    if "qrels" not in _fingerprints(current):
-        return []  # nothing to compare with: reports built in code record no inputs
-    found = baseline.get("fingerprints")
-    if isinstance(found, Mapping) and found.get("qrels"):
-        return []
+def _lacking(baseline: Mapping[str, Any], section: str) -> str:
+    """What the baseline's manifest lacks of ``section`` (``"fingerprints"``, ``"parameters"``)."""
+    found = baseline.get(section)
     if not baseline:
-        missing = "the baseline has no manifest"
-    elif found is None:
-        missing = "the baseline's manifest has no fingerprints"
-    elif not isinstance(found, Mapping):
-        missing = f"the baseline's fingerprints are a {type(found).__name__}, not a table"
-    else:
-        missing = "the baseline's fingerprints have no qrels"
-    return [f"qrels ({missing})"]
+        return "it has no manifest"
+    if found is None:
+        return f"its manifest has no {section}"
+    if not isinstance(found, Mapping):
+        return f"its {section} are a {type(found).__name__}, not a table"
+    return f"its {section} have no qrels"
+
+
+def unproven_inputs(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """What the current report's manifest records and the baseline's does not, each with what
+    the baseline lacks: such a baseline cannot show it was made on the same qrels and options.
+
+    Only the qrels' fingerprint is required: a baseline made from a run file records no
+    queries, and checks a retriever's report (which does) all the same.
+
+    >>> unproven_inputs({}, {'fingerprints': {'qrels': 'a'}, 'parameters': {}})
+    ['the fingerprint of its qrels (it has no manifest)', 'the options it was made under (it \
+has no manifest)']
+    >>> unproven_inputs({'fingerprints': 'a'}, {'fingerprints': {'qrels': 'a'}})
+    ['the fingerprint of its qrels (its fingerprints are a str, not a table)']
+    """
+    unproven = []
+    found = baseline.get("fingerprints")
+    if "qrels" in _fingerprints(current) and not (
+        isinstance(found, Mapping) and found.get("qrels")
+    ):
+        unproven.append(f"the fingerprint of its qrels ({_lacking(baseline, 'fingerprints')})")
+    if isinstance(current.get("parameters"), Mapping) and not isinstance(
+        baseline.get("parameters"), Mapping
+    ):
+        unproven.append(f"the options it was made under ({_lacking(baseline, 'parameters')})")
+    return unproven
 
 
 def _restricted(report: RetrievalEvalReport, query_ids: Sequence[str]) -> RetrievalEvalReport:
@@ -165,8 +179,8 @@ def check(
     (the manifests' fingerprints and :data:`VALUE_OPTIONS`): otherwise a :class:`ValueError`
     names what changed, unless ``allow_changed_qrels``, which compares on the common queries
     and says so in the report's notes (changed options are always refused). A baseline that
-    records no fingerprint of its qrels while the current report does (a manifest edited or
-    lost) cannot show that, and is refused the same way.
+    does not record the fingerprint of its qrels, or its options, while the current report
+    does (a manifest edited or lost) cannot show that, and is refused the same way.
 
     :raises ValueError: for no rule, an unknown test, correction or metric, a report with
         failed queries, or a baseline made on other inputs.
@@ -197,13 +211,13 @@ def check(
         )
     notes = []
     if unproven := unproven_inputs(baseline.manifest, current.manifest):
-        problem = "the baseline records no fingerprint of the " + "; ".join(unproven)
+        problem = "the baseline does not record " + "; nor ".join(unproven)
         if not allow_changed_qrels:
             raise ValueError(
-                f"{problem}, so it cannot show it was made on the same judgements: make the "
-                "baseline again, or compare on the common queries (allow_changed_qrels)"
+                f"{problem}, so it cannot show it was made on the same judgements and options: "
+                "make the baseline again, or compare on the common queries (allow_changed_qrels)"
             )
-        notes.append(f"{problem}: compared without knowing it was made on the same judgements")
+        notes.append(f"{problem}: compared without knowing it was made on the same inputs")
     if changed:
         if not allow_changed_qrels:
             raise ValueError(
