@@ -106,3 +106,10 @@ def test_update_baseline_into_a_missing_folder_is_exit_2_before_scoring(gate, ca
     argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "no/base.json", *RULE]
     assert main([*argv, "--update-baseline"]) == 2
     assert "no/base.json" in capsys.readouterr().err
+
+
+def test_update_baseline_leaves_the_step_summary_alone(gate, capsys, monkeypatch):
+    Path("summary").mkdir()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", "summary")  # not written: no check ran
+    assert main([*gate, "--update-baseline"]) == 0
+    assert list(Path("summary").iterdir()) == []

@@ -257,7 +257,8 @@ def _written(args: argparse.Namespace) -> dict[str, str | None]:
         "--markdown": args.markdown,
         "--junit": args.junit,
         "--html": args.html,
-        f"${_SUMMARY}": os.environ.get(_SUMMARY) or None,
+        # Appended to when a check ran: --update-baseline leaves it alone.
+        f"${_SUMMARY}": None if args.update_baseline else os.environ.get(_SUMMARY) or None,
     }
 
 
