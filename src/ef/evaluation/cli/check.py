@@ -10,7 +10,8 @@ run's report as the new baseline instead.
 
 Exit codes: 0 when every rule holds (or the baseline was written), 1 when a rule fails (a
 regression), 2 for a usage or input error (a bad command line, a file that cannot be read, a
-baseline made on other qrels, queries or options) and for a plugin's extension that fails after
+baseline made on other qrels, queries or options), for an output that cannot be written or
+would replace an input (whatever the verdict), and for a plugin's extension that fails after
 the outputs were written (an experiment tracker that cannot be reached).
 """
 
