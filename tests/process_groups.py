@@ -227,8 +227,13 @@ class Run:
             return [], tagged(self.run_id)
         return self._recorded_groups(), tagged(self.run_id)
 
-    def reap(self, grace: float = GRACE) -> None:
-        """End every recorded group and every tagged process: SIGTERM, then SIGKILL."""
+    def reap(self, grace: float = GRACE + 3.0) -> None:
+        """End every recorded group and every tagged process: SIGTERM, then SIGKILL.
+
+        :param grace: seconds before SIGKILL: by default longer than a supervisor's own grace,
+            so that a supervisor has ended and collected its service's processes by then (none
+            is left a zombie for init to collect).
+        """
         for sent in (signal.SIGTERM, signal.SIGKILL):
             groups, pids = self.remaining()
             if not groups and not pids:
