@@ -1,21 +1,24 @@
-"""``ef-eval check --html PATH``: the comparison page against the baseline, in headless Chromium.
+"""``ef-eval check --html PATH``: the gate's page, in headless Chromium.
 
 A run that loses the relevant document on a fifth of the queries is checked against its
-baseline: the page shows one difference bar per query, the means (pytrec_eval's) with the
-significance mark, and opens offline with a clean console (``test_html_browser``'s browser).
+baseline: the page leads with the verdict and the rules' table (the means pytrec_eval computes),
+visible at 1280×800 without scrolling, lists the losing queries first with their text, draws one
+difference bar per query, and opens offline with a clean console (``test_html_browser``'s
+browser).
 """
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytrec_eval
 from selenium.webdriver.common.by import By
 
 from browser import chromium
-from ef.evaluation import write_trec_qrels, write_trec_run
+from ef.evaluation import write_beir, write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
 from test_html_browser import marks, open_page
 
@@ -68,12 +71,65 @@ def test_the_page_compares_the_run_with_its_baseline(chromium, checked, tmp_path
     ]
     open_page(chromium, tmp_path / "gate.html")
     assert marks(chromium, "difference:current", "rect") == N_QUERIES
-    current = chromium.find_element(By.CSS_SELECTOR, '#means tr[data-system="current"]')
-    base = chromium.find_element(By.CSS_SELECTOR, '#means tr[data-system="baseline"]')
-    assert f"{ndcg10(ranked(lose=0.2, seed=1)):.4f}" in current.text
-    assert f"{ndcg10(ranked(lose=0.0, seed=0)):.4f}" in base.text
-    assert current.find_elements(By.CSS_SELECTOR, "sup.mark")  # significantly worse
+    verdict = chromium.find_element(By.ID, "verdict")
+    assert verdict.text.startswith("FAILED worse.txt against baseline.json: 1 of 1 rules fail")
+    cells = [td.text for td in chromium.find_elements(By.CSS_SELECTOR, "#rules tbody tr.fail td")]
+    assert cells[0] == 'ndcg@10: fail_if = "significantly_worse"'
+    assert cells[1] == f"{ndcg10(ranked(lose=0.2, seed=1)):.4f}"
+    assert cells[2] == f"{ndcg10(ranked(lose=0.0, seed=0)):.4f}"
+    assert cells[-1] == "FAIL"
     assert "worse.txt against baseline.json" in chromium.title
+    assert "systems" not in chromium.find_element(By.CLASS_NAME, "subtitle").text
+
+
+def viewport(driver: Any, width: int, height: int) -> None:
+    """Size the window so that the page's viewport is ``width`` × ``height`` (the window's
+    frame takes its own pixels)."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+    assert driver.execute_script("return [window.innerWidth, window.innerHeight]") == [
+        width,
+        height,
+    ]
+
+
+def in_view(driver: Any, element_id: str) -> bool:
+    """Whether the element is wholly inside the viewport, the page unscrolled."""
+    script = (
+        "const box = document.getElementById(arguments[0]).getBoundingClientRect();"
+        "return box.top >= 0 && box.left >= 0 && box.bottom <= window.innerHeight"
+        "  && box.right <= window.innerWidth && window.scrollY === 0;"
+    )
+    return bool(driver.execute_script(script, element_id))
+
+
+def test_the_verdict_and_rules_lead_and_losing_queries_come_first_with_their_text(
+    chromium, checked, tmp_path
+):
+    corpus = {f"rel{i}": f"document {i}" for i in range(N_QUERIES)}
+    queries = {query: f"what is topic {query}?" for query in QRELS}
+    write_beir(tmp_path / "dataset", corpus, queries, QRELS)
+    rules = ["--rule", "ndcg@10 >= 0.5", "--rule", "ndcg@10: max_drop = 0.05"]
+    assert main([*checked, *rules, "--dataset", "dataset", "--html", "gate.html"]) == 1
+    open_page(chromium, tmp_path / "gate.html")
+    viewport(chromium, 1280, 800)
+    assert in_view(chromium, "verdict")
+    assert in_view(chromium, "rules")
+    rows = chromium.find_elements(By.CSS_SELECTOR, "#rules tbody tr")
+    assert [row.find_elements(By.TAG_NAME, "td")[-1].text for row in rows] == [
+        "FAIL",
+        "PASS",
+        "FAIL",
+    ]
+    # The twelve queries that lost their relevant document first, each with its text.
+    table = [
+        [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+        for tr in chromium.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+    ]
+    losses = [row for row in table if float(row[-1]) < 0]
+    assert len(losses) == round(0.2 * N_QUERIES) and table[: len(losses)] == losses
+    assert all(row[1] == queries[row[0]] for row in table)
 
 
 def test_no_page_when_writing_the_baseline(checked, capsys):

@@ -10,12 +10,13 @@ from ef.evaluation._compare.render_pairs import format_p_value
 if TYPE_CHECKING:
     from ef.evaluation._gate.report import CheckReport, RuleResult
 
-__all__ = ["COLUMNS", "to_junit", "to_markdown", "to_text"]
+__all__ = ["COLUMNS", "cells", "summary", "to_junit", "to_markdown", "to_text"]
 
 COLUMNS = ("rule", "value", "baseline", "difference", "interval", "p", "verdict")
 
 
-def _cells(result: RuleResult) -> list[str]:
+def cells(result: RuleResult) -> list[str]:
+    """One rule's cells under :data:`COLUMNS`, as every output shows them."""
     interval = result.interval
     return [
         result.rule.text,
@@ -28,7 +29,8 @@ def _cells(result: RuleResult) -> list[str]:
     ]
 
 
-def _summary(report: CheckReport) -> str:
+def summary(report: CheckReport) -> str:
+    """The verdict in one line, with the queries compared and the test."""
     failed = len(report.failures)
     verdict = "passed" if report.passed else f"FAILED ({failed} of {len(report.results)} rules)"
     correction = report.correction or "no correction"
@@ -40,7 +42,7 @@ def _summary(report: CheckReport) -> str:
 
 def to_text(report: CheckReport) -> str:
     """A plain table, one line per rule, then the summary line and the notes."""
-    rows = [list(COLUMNS), *(_cells(result) for result in report.results)]
+    rows = [list(COLUMNS), *(cells(result) for result in report.results)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -50,7 +52,7 @@ def to_text(report: CheckReport) -> str:
     for result in report.failures:
         lines.append(f"FAIL {result.rule.text}: {result.reason}")
     lines.extend(f"note: {note}" for note in report.notes)
-    lines.append(_summary(report))
+    lines.append(summary(report))
     return "\n".join(lines) + "\n"
 
 
@@ -69,13 +71,13 @@ def to_markdown(report: CheckReport) -> str:
     lines = [f"### {heading}", "", "| " + " | ".join(COLUMNS) + " |"]
     lines.append("|" + "|".join(["---"] + ["---:"] * 5 + [":---:"]) + "|")
     for result in report.results:
-        cells = _cells(result)
-        cells[0] = f"`{cells[0]}`"
-        lines.append("| " + " | ".join(_escaped(cell) for cell in cells) + " |")
+        row = cells(result)
+        row[0] = f"`{row[0]}`"
+        lines.append("| " + " | ".join(_escaped(cell) for cell in row) + " |")
     lines.append("")
     lines.extend(f"- **{r.rule.text}**: {_escaped(r.reason)}" for r in report.failures)
     lines.extend(f"- {_escaped(note)}" for note in report.notes)
-    lines.append(_summary(report))
+    lines.append(summary(report))
     return "\n".join(lines) + "\n"
 
 
@@ -94,7 +96,7 @@ def to_junit(report: CheckReport) -> str:
             suite, "testcase", classname="ef-eval.check", name=result.rule.text
         )
         detail = ", ".join(  # a cell with nothing to say (no p of a floor) is left out
-            f"{k}={v}" for k, v in zip(COLUMNS[1:-1], _cells(result)[1:-1], strict=True) if v
+            f"{k}={v}" for k, v in zip(COLUMNS[1:-1], cells(result)[1:-1], strict=True) if v
         )
         if not result.passed:
             failure = ElementTree.SubElement(case, "failure", message=result.reason)

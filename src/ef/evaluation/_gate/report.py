@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,6 +21,9 @@ from ef.evaluation._report.fields import (
     string,
 )
 from ef.evaluation._report.frozen import as_tuple
+
+if TYPE_CHECKING:
+    from ef.evaluation._report.reports import RetrievalEvalReport
 
 __all__ = ["FAIL", "PASS", "CheckReport", "RuleResult"]
 
@@ -121,3 +127,27 @@ class CheckReport(JsonReport):
         from ef.evaluation._gate.render import to_junit
 
         return to_junit(self)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str],
+        current: RetrievalEvalReport,
+        baseline: RetrievalEvalReport,
+        *,
+        queries: Mapping[str, str] | None = None,
+        title: str | None = None,
+    ) -> Path:
+        """Write the gate's page: one self-contained HTML page that opens offline, leading
+        with the verdict (what was judged against what) and the rules' table, then the
+        compared queries, the largest loss on the first rule's metric first, with their
+        text when ``queries`` are given, and the per-query difference chart.
+
+        :param current: the report that was checked.
+        :param baseline: the baseline it was checked against.
+        :param queries: the query texts, shown beside the ids.
+        :returns: ``path``.
+        :raises ImportError: without the ``html`` extra (Jinja2, vl-convert-python).
+        """
+        from ef.evaluation._gate.page import write_gate_page
+
+        return write_gate_page(self, path, current, baseline, queries=queries, title=title)

@@ -53,7 +53,6 @@ from ef.evaluation.cli._arguments import (
 )
 from ef.evaluation.cli._common import EXIT_USAGE, CliError, check_outputs, read_qrels
 from ef.evaluation.cli._extensions import report_finished
-from ef.evaluation.cli._gate_page import write_gate_page
 from ef.evaluation.cli._groups import add_groups_option, read_groups
 from ef.evaluation.cli._retrievers import (
     RETRIEVER_FORMS,
@@ -362,8 +361,14 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
         raise ValueError(f"{args.baseline}: {message}") from error
     report = attrs.evolve(report, judged=f"{redact_url(args.run)} against {args.baseline}")
     if args.html:
-        title = f"quality gate: {redact_url(args.run)} against {args.baseline}"
-        write_gate_page(args.html, current, baseline, config, title=title, queries=queries)
+        if queries is None and args.dataset is not None:  # the texts of a run file's queries
+            _, queries, _ = read_dataset(
+                resolve_builtin(args.dataset), reader=args.reader or "beir"
+            )
+        try:
+            report.to_html(args.html, current, baseline, queries=queries)
+        except ImportError as error:
+            raise CliError(f"--html: {error}") from error
     return current, report
 
 
