@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from ef.evaluation import check, evaluate_run, parse_rule, read_report
+from ef.evaluation._gate.check import changed_inputs
 from ef.evaluation._io.files import read_regular
 from ef.evaluation.cli import main
 
@@ -44,23 +45,23 @@ def _set_fingerprints(value: Any) -> Any:
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "lacking"),
     [
-        lambda data: data["manifest"].pop("fingerprints"),
-        _set_fingerprints({}),
-        _set_fingerprints("sha256:abc"),
-        lambda data: data.pop("manifest"),
+        (lambda data: data["manifest"].pop("fingerprints"), "its manifest has no fingerprints"),
+        (_set_fingerprints({}), "its fingerprints have no qrels"),
+        (_set_fingerprints("sha256:abc"), "its fingerprints are a str, not a table"),
+        (lambda data: data.pop("manifest"), "it has no manifest"),
     ],
     ids=["deleted", "empty", "a string", "no manifest"],
 )
-def test_a_baseline_without_fingerprints_is_refused_unless_allowed(gate, capsys, change):
+def test_a_baseline_without_fingerprints_is_refused_unless_allowed(gate, capsys, change, lacking):
     _edit_baseline(change)
     Path("qrels.txt").write_text(OTHER_QRELS)  # what the missing fingerprint would have caught
     capsys.readouterr()
     assert main(gate) == 2
     err = capsys.readouterr().err
     assert "base.json" in err
-    assert "does not record the fingerprint of its qrels" in err
+    assert f"does not record the fingerprint of its qrels ({lacking})" in err
     assert main([*gate, "--allow-changed-qrels"]) in (0, 1)
     assert "does not record the fingerprint of its qrels" in capsys.readouterr().out
 
@@ -74,6 +75,37 @@ def test_a_baseline_without_its_options_is_refused(gate, capsys):
     assert "base.json: the baseline does not record the options it was made under" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        (
+            "a" * 12,
+            "b" * 12,
+            "qrels (fingerprint 'aaaaaaaaaaaa' in the baseline, 'bbbbbbbbbbbb' now)",
+        ),
+        (
+            "a" * 13,
+            "b" * 13,
+            "qrels (fingerprint aaaaaaaaaaaa… in the baseline, bbbbbbbbbbbb… now)",
+        ),
+    ],
+    ids=["12 characters, whole", "13 characters, cut"],
+)
+def test_a_changed_fingerprint_is_shown_whole_up_to_12_characters(old, new, shown):
+    assert changed_inputs({"fingerprints": {"qrels": old}}, {"fingerprints": {"qrels": new}}) == (
+        [shown],
+        [],
+    )
+
+
+def test_no_query_in_common_is_refused_even_when_changed_qrels_are_allowed():
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    current = evaluate_run({"q1": {"d1": 1.0}}, {"q1": qrels["q1"]}, metrics=["ndcg@10"])
+    baseline = evaluate_run({"q2": {"d2": 1.0}}, {"q2": qrels["q2"]}, metrics=["ndcg@10"])
+    with pytest.raises(ValueError, match=r"^no query in common with the baseline"):
+        check(current, baseline, [parse_rule("ndcg@10 >= 0")], allow_changed_qrels=True)
 
 
 def test_check_refuses_a_baseline_that_cannot_show_its_qrels():
@@ -139,3 +171,20 @@ def test_a_report_larger_than_the_cap_is_refused_unread(tmp_path):
     assert read_regular(path, 11) == b" " * 11
     with pytest.raises(ValueError, match=r"big\.json: larger than 10 bytes"):
         read_regular(path, 10)
+
+
+@pytest.mark.parametrize("which", ["current", "baseline"])
+def test_a_report_that_is_not_a_retrieval_report_is_a_type_error_naming_it(which):
+    report = evaluate_run({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}}, metrics=["ndcg@10"])
+    reports = {"current": report, "baseline": report, which: report.to_dict()}
+    with pytest.raises(TypeError, match=rf"^{which}: expected a RetrievalEvalReport, got dict$"):
+        check(reports["current"], reports["baseline"], [parse_rule("ndcg@10 >= 0")])
+
+
+@pytest.mark.parametrize(
+    ("rules", "given"), [("ndcg@10 >= 0", "str"), (parse_rule("ndcg@10 >= 0"), "GateRule")]
+)
+def test_one_rule_where_a_list_is_expected_is_a_type_error_saying_so(rules, given):
+    report = evaluate_run({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}}, metrics=["ndcg@10"])
+    with pytest.raises(TypeError, match=rf"^rules: expected a list of GateRule, got one {given}$"):
+        check(report, report, rules)
