@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import attrs
 import pytest
 from scipy import stats
 
@@ -118,3 +119,29 @@ def test_ef_eval_check_gates_a_group_of_a_groups_file(capsys, tmp_path, monkeypa
     assert "query groups: typo (20 queries), clean (40 queries)" in shown
     assert main([*args, "--rule", rule]) == 2  # no --groups: the group is unknown
     assert "which the report lacks" in capsys.readouterr().err
+
+
+def test_a_group_with_no_compared_query_is_refused():
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(4)}
+    run = {q: [f"d{i}" for i in range(4)] for q in qrels}
+    groups = {q: "fresh" if q == "q3" else "old" for q in qrels}
+    # q3, the one query of "fresh", was judged after the baseline was made.
+    baseline = evaluate_run(
+        {q: run[q] for q in ("q0", "q1", "q2")},
+        {q: qrels[q] for q in ("q0", "q1", "q2")},
+        metrics=("ndcg",),
+        k_values=(10,),
+    )
+    current = evaluate_run(run, qrels, metrics=("ndcg",), k_values=(10,), groups=groups)
+    rule = GateRule("ndcg@10", "min", 0.1, group="fresh")
+    with pytest.raises(ValueError, match=r"^query group 'fresh' has no compared query"):
+        check(current, baseline, [rule], allow_changed_qrels=True)
+    old = check(current, baseline, [attrs.evolve(rule, group="old")], allow_changed_qrels=True)
+    assert old.passed
+
+
+def test_a_report_without_groups_gets_no_note_on_groups():
+    qrels, baseline_run, current_run, _ = _collection(3)
+    baseline = evaluate_run(baseline_run, qrels, metrics=("ndcg",), k_values=(10,))
+    current = evaluate_run(current_run, qrels, metrics=("ndcg",), k_values=(10,))
+    assert check(current, baseline, [GateRule("ndcg@10", "min", 0.1)]).notes == ()
