@@ -80,22 +80,26 @@ def pytest_configure(config: pytest.Config) -> None:
 # whole files from the front of the queue as they become free (``--dist loadfile`` without
 # reordering), so starting with these keeps one long file from running alone at the end.
 _LONGEST_FIRST = (
-    "test_ray.py",
     "test_mlflow_server.py",
-    "test_docs.py",
     "test_trec_run.py",
-    "test_ray_batching.py",
+    "test_ray.py",
+    "test_cli_compare_tables.py",
     "test_cli.py",
-    "test_html_browser.py",
-    "test_index_defaults.py",
+    "test_dense_numpy.py",
+    "test_guide_examples.py",
+    "test_suite_limits.py",
+    "test_html_chart_bundle.py",
+    "test_cli_tables.py",
+    "test_ray_batching.py",
+    "test_ray_waits.py",
+    "test_rag_metrics.py",
+    "test_packaging.py",
+    "test_html_report.py",
+    "test_cli_run_queries.py",
     "test_index_progress.py",
     "test_plugin_isolation.py",
-    "test_ray_throughput_paths.py",
-    "test_fusion_kernel.py",
-    "test_journal_fuzz.py",
-    "test_trec.py",
-    "test_index_store.py",
-    "test_rag_metrics.py",
+    "test_ef_check.py",
+    "test_docs.py",
 )
 
 
