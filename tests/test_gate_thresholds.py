@@ -9,6 +9,8 @@ the user tolerated in decimal.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ef.evaluation import RetrievalEvalReport, check, evaluate_run, parse_rule
@@ -69,6 +71,31 @@ def test_a_tolerated_drop_is_judged_within_the_tolerance(extra, passed):
     """A drop of 0.1 plus ``extra``: a hair over still passes, a millionth over fails."""
     rule = parse_rule("ndcg@10: max_drop = 0.1")
     assert check(_flat(0.5 - extra), _flat(0.6), [rule]).passed is passed
+
+
+def test_a_floor_holds_at_exactly_the_tolerance_below_it_and_not_a_float_further():
+    edge = 0.5 - TOLERANCE
+    rule = parse_rule("ndcg@10 >= 0.5")
+    assert check(_flat(edge, n=2), _flat(0.5, n=2), [rule]).passed
+    below = math.nextafter(edge, 0.0)
+    assert not check(_flat(below, n=2), _flat(0.5, n=2), [rule]).passed
+
+
+def test_a_drop_holds_at_exactly_the_tolerance_past_it_and_not_a_float_further():
+    # Sterbenz: 0.5 - 0.25000000100000002 and back are exact, so the drop is exactly the edge.
+    edge = 0.25 + TOLERANCE
+    rule = parse_rule("ndcg@10: max_drop = 0.25")
+    now = 0.5 - edge
+    assert 0.5 - now == edge
+    assert check(_flat(now, n=2), _flat(0.5, n=2), [rule]).passed
+    lower = math.nextafter(now, 0.0)
+    assert not check(_flat(lower, n=2), _flat(0.5, n=2), [rule]).passed
+
+
+@pytest.mark.parametrize(("now", "reason"), [(0.5, "no drop"), (0.75, "no drop")])
+def test_a_run_equal_to_or_better_than_its_baseline_did_not_drop(now, reason):
+    rule = parse_rule("ndcg@10: max_drop = 0.25")
+    assert check(_flat(now), _flat(0.5), [rule]).results[0].reason == reason
 
 
 def _scattered(shift: float, n: int = 30) -> RetrievalEvalReport:
