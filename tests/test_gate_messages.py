@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from ef.evaluation import check, evaluate_run, parse_rule, read_gate_config
+from ef.evaluation import GateRule, check, evaluate_run, parse_rule, read_gate_config
 from ef.evaluation.cli import main
 
 QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
@@ -96,3 +96,17 @@ def test_the_outputs_name_the_run_and_the_baseline_and_junit_has_no_empty_cell(
     for case in ElementTree.parse("gate.xml").getroot().iter("testcase"):
         text = case.findtext("system-out")
         assert "p=" not in text and "interval=," not in text and not text.endswith("=")
+
+
+@pytest.mark.parametrize(
+    ("kind", "threshold", "message"),
+    [
+        ("floor", 0.5, r"^unknown rule 'floor': expected one of min, max_drop, fail_if$"),
+        ("min", None, r"^rule 'min' on 'ndcg@10': wrong threshold$"),
+        ("max_drop", None, r"^rule 'max_drop' on 'ndcg@10': wrong threshold$"),
+        ("fail_if", 0.5, r"^rule 'fail_if' on 'ndcg@10': wrong threshold$"),
+    ],
+)
+def test_a_rule_built_in_code_is_checked_as_strictly_as_one_parsed(kind, threshold, message):
+    with pytest.raises(ValueError, match=message):
+        GateRule("ndcg@10", kind, threshold)

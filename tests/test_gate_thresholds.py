@@ -140,6 +140,27 @@ def test_a_p_value_equal_to_alpha_is_not_significant():
     assert not above.passed
 
 
+def _values(values: list[float]) -> RetrievalEvalReport:
+    per_query = {f"q{i}": {"ndcg@10": value} for i, value in enumerate(values)}
+    return RetrievalEvalReport(
+        {"ndcg@10": sum(values) / len(values)}, per_query, len(values), (10,)
+    )
+
+
+def test_a_mean_difference_of_zero_is_not_worse_even_when_the_ranks_differ():
+    """Sixteen queries gain 1/16 and one loses 1: the means are equal (exactly, in binary),
+    while the signed-rank test finds the gains significant. A significance rule fails only
+    a run that is lower."""
+    baseline = _values([0.9375] * 16 + [1.0])
+    current = _values([1.0] * 16 + [0.0])
+    report = check(current, baseline, [SIGNIFICANTLY_WORSE], test="wilcoxon")
+    result = report.results[0]
+    assert result.difference == 0.0
+    assert result.p_value is not None and result.p_value < 0.05
+    assert report.passed
+    assert result.reason == "not worse than the baseline"
+
+
 @pytest.mark.parametrize("written", ["ndcg@10: max_drop = -0.01", "ndcg@10: max_drop = -0"])
 def test_a_negative_tolerated_drop_is_refused(written):
     if written.endswith("-0"):  # minus zero is zero: no drop tolerated, not a negative one
