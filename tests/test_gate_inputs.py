@@ -188,3 +188,12 @@ def test_one_rule_where_a_list_is_expected_is_a_type_error_saying_so(rules, give
     report = evaluate_run({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}}, metrics=["ndcg@10"])
     with pytest.raises(TypeError, match=rf"^rules: expected a list of GateRule, got one {given}$"):
         check(report, report, rules)
+
+
+def test_no_rule_and_an_unknown_test_are_refused_before_anything_is_compared():
+    report = evaluate_run({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}}, metrics=["ndcg@10"])
+    with pytest.raises(ValueError, match=r"^no rule to check: give at least one"):
+        check(report, report, [])
+    rules = [parse_rule("ndcg@10 >= 0")]
+    with pytest.raises(ValueError, match=r"^unknown test 'bootstrap': expected one of t-test, "):
+        check(report, report, rules, test="bootstrap")
