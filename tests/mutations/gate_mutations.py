@@ -46,6 +46,7 @@ TESTS: dict[Path, tuple[str, ...]] = {
         "tests/test_gate_messages.py",
     ),
     GATE / "rules.py": (
+        "tests/test_gate_rules.py",
         "tests/test_gate_thresholds.py",
         "tests/test_gate_messages.py",
         "tests/test_gate.py",
