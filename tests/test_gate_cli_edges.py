@@ -1,5 +1,7 @@
-"""``ef-eval check`` at its edges: options read from a TOML table, and the exit code when an
-experiment tracker fails after a passing gate."""
+"""``ef-eval check`` at its edges: options read from a TOML table, the exit code when an
+experiment tracker fails after a passing gate, and each usage error (exit code 2) saying what
+was wrong: no rule, no judgements, an output that cannot be written, a baseline of another
+kind, a baseline to be written to a plugin's location."""
 
 from __future__ import annotations
 
@@ -57,3 +59,71 @@ def test_a_tracker_failure_after_a_passing_gate_exits_2_not_1(gate, capsys):
     assert code == 2
     assert "quality gate passed" in captured.out  # the outputs came first
     assert "the tracker is gone" in captured.err
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], message: str) -> None:
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_no_rule_is_a_usage_error_naming_the_table_that_has_none(gate, capsys):
+    _fails(gate, capsys, "no rule: give --rule or a [tool.ef-evaluation.check] table")
+    Path("pyproject.toml").write_text('[tool.ef-evaluation.check]\ncorrection = "none"\n')
+    _fails(gate, capsys, "no rule: the [tool.ef-evaluation.check] table of pyproject.toml has none")
+
+
+def test_a_pyproject_without_the_table_is_passed_over_and_a_wrong_table_refused(gate, capsys):
+    Path("pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert main([*gate, "--rule", "ndcg@10 >= 0"]) == 0
+    Path("pyproject.toml").write_text('[tool.ef-evaluation.check]\nalpha = "x"\n')
+    _fails([*gate, "--rule", "ndcg@10 >= 0"], capsys, "pyproject.toml: alpha: expected a number")
+
+
+def test_a_run_file_needs_judgements(gate, capsys):
+    argv = ["check", "run.txt", "--baseline", "base.json", "--rule", "ndcg@10 >= 0"]
+    _fails(argv, capsys, "no judgements: give --qrels or --dataset")
+
+
+def test_a_run_file_named_like_a_retriever_is_a_run_file(gate, capsys):
+    Path("bm25").write_text(RUN)
+    argv = ["check", "bm25", *gate[2:], "--rule", "ndcg@10 >= 0"]
+    assert main(argv) == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "path", "problem"),
+    [
+        ("--html", "page.html", "--html page.html: cannot be written: a folder is in the way"),
+        (
+            "--markdown",
+            "gone/gate.md",
+            "--markdown gone/gate.md: cannot be written: no such folder",
+        ),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_scoring(
+    gate, capsys, option, path, problem
+):
+    Path("page.html").mkdir()
+    _fails([*gate, "--rule", "ndcg@10 >= 0", option, path], capsys, problem)
+
+
+def test_a_baseline_of_another_kind_is_refused(gate, capsys):
+    Path("rag.json").write_text('{"metrics": {}, "coverage": {}, "n_samples": 0}')
+    argv = [*gate[:-1], "rag.json", "--rule", "ndcg@10 >= 0"]
+    _fails(argv, capsys, "rag.json: a RagEvalReport, not a retrieval report")
+
+
+class _Store:
+    @hookimpl
+    def ef_evaluation_register_report_locations(self, register):  # type: ignore[no-untyped-def]
+        register("memory", lambda name: b"{}", description="reports in memory")
+
+
+def test_update_baseline_writes_a_file_never_a_plugins_location(gate, capsys):
+    argv = [*gate[:-1], "memory:base", "--rule", "ndcg@10 >= 0", "--update-baseline"]
+    with registered_plugin(_Store(), name="memory-store"):
+        _fails(
+            argv, capsys, "--update-baseline writes a file, and memory:base is a report location"
+        )
