@@ -197,3 +197,10 @@ def test_no_rule_and_an_unknown_test_are_refused_before_anything_is_compared():
     rules = [parse_rule("ndcg@10 >= 0")]
     with pytest.raises(ValueError, match=r"^unknown test 'bootstrap': expected one of t-test, "):
         check(report, report, rules, test="bootstrap")
+
+
+def test_a_json_string_naming_every_field_is_not_a_report(tmp_path):
+    path = tmp_path / "base.json"
+    path.write_text('"metrics per_query n_queries k_values"')
+    with pytest.raises(ValueError, match=r"base\.json: not a report: JSON str without the fields"):
+        read_report(path)
