@@ -127,3 +127,13 @@ def test_update_baseline_writes_a_file_never_a_plugins_location(gate, capsys):
         _fails(
             argv, capsys, "--update-baseline writes a file, and memory:base is a report location"
         )
+
+
+@pytest.mark.parametrize(
+    ("correction", "shown"), [("bonferroni", "(bonferroni, alpha"), ("none", "(no correction,")]
+)
+def test_the_correction_option_is_the_one_used(gate, capsys, correction, shown):
+    capsys.readouterr()
+    rule = ["--rule", 'ndcg@10: fail_if = "significantly_worse"']
+    assert main([*gate, *rule, "--correction", correction]) == 0
+    assert shown in capsys.readouterr().out

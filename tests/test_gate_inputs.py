@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from ef.evaluation import check, evaluate_run, parse_rule, read_report
+from ef.evaluation import check, evaluate_run, hookimpl, parse_rule, read_report
 from ef.evaluation._gate.check import changed_inputs
 from ef.evaluation._io.files import read_regular
 from ef.evaluation.cli import main
+from ef.evaluation.testing import registered_plugin
 
 QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
 OTHER_QRELS = "".join(f"q{i} 0 x{i} 1\n" for i in range(6))
@@ -204,3 +205,22 @@ def test_a_json_string_naming_every_field_is_not_a_report(tmp_path):
     path.write_text('"metrics per_query n_queries k_values"')
     with pytest.raises(ValueError, match=r"base\.json: not a report: JSON str without the fields"):
         read_report(path)
+
+
+class _Unreachable:
+    @hookimpl
+    def ef_evaluation_register_report_locations(self, register):  # type: ignore[no-untyped-def]
+        def fetch(name: str) -> bytes:
+            raise ConnectionError(f"no answer for {name}")
+
+        register("faraway", fetch, description="reports out of reach")
+
+
+def test_a_plugins_location_that_fails_is_named_in_a_note():
+    with registered_plugin(_Unreachable(), name="faraway-store"):
+        with pytest.raises(ConnectionError, match="no answer for base") as raised:
+            read_report("faraway:base")
+    assert any(
+        "raised by report location 'faraway' of plugin 'faraway-store'" in note
+        for note in raised.value.__notes__
+    )
