@@ -243,3 +243,23 @@ def test_a_plugins_missing_file_is_its_own_message_not_a_missing_baseline(gate, 
     err = capsys.readouterr().err
     assert "/store/base.json: No such file or directory" in err
     assert "--update-baseline" not in err
+
+
+def test_a_mean_outside_its_measures_range_is_refused(gate):
+    _edit_baseline(lambda data: data["metrics"].__setitem__("ndcg@10", 1.5))
+    with pytest.raises(
+        ValueError, match=r"base\.json: .*the mean ndcg@10 = 1\.5, outside \[0, 1\]"
+    ):
+        read_report("base.json")
+
+
+class _Text:
+    @hookimpl
+    def ef_evaluation_register_report_locations(self, register):  # type: ignore[no-untyped-def]
+        register("text", lambda name: "{}", description="reports as text")
+
+
+def test_a_plugins_location_must_return_bytes():
+    with registered_plugin(_Text(), name="text-store"):
+        with pytest.raises(TypeError, match=r"^text:base: .* returned a str; .* bytes$"):
+            read_report("text:base")
