@@ -318,6 +318,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 self._reschedule(other)
             return crashed
 
+        def _reschedule(self, node: Any) -> None:
+            # A replacement worker still collecting has no collection to take work from: when
+            # another one finishes first, pytest-xdist reschedules every node, this one too (a
+            # KeyError in its scheduler). Its own collection's end schedules it.
+            if node in self.registered_collections:
+                super()._reschedule(node)
+
         def _assign_work_unit(self, node: Any) -> None:
             super()._assign_work_unit(node)
             # A worker starts a test once it holds the next one or its shutdown: with the queue
