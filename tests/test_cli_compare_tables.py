@@ -99,6 +99,7 @@ def compare_args(runs: dict[str, Any], *extra: object) -> list[object]:
     return ["compare", runs["qrels"], *runs["runs"], "--metrics", METRICS, *FAST, *extra]
 
 
+@pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
 def test_piped_tables_fit_80_columns_with_marks_a_caption_explains(runs: dict[str, Any]) -> None:
     args = compare_args(runs, "--baseline", "bm25.run")
     text = piped(*args)
@@ -127,6 +128,7 @@ def test_piped_tables_fit_80_columns_with_marks_a_caption_explains(runs: dict[st
     assert "†: significantly different from the baseline at α = 0.05" in caption
 
 
+@pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
 def test_piped_differences_show_each_adjusted_p_value(runs: dict[str, Any]) -> None:
     args = compare_args(runs, "--baseline", "bm25.run")
     text = piped(*args)
@@ -148,6 +150,7 @@ def test_piped_differences_show_each_adjusted_p_value(runs: dict[str, Any]) -> N
     assert colbert == "< 0.0001†" and "0.0000" not in text
 
 
+@pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
 def test_every_pair_fits_too_and_its_p_value_tables_say_under(runs: dict[str, Any]) -> None:
     args = compare_args(runs, "--tests", "t-test")
     text = piped(*args)

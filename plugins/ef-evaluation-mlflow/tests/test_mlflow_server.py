@@ -50,6 +50,7 @@ def _rows(table: dict[str, Any], *key_columns: str) -> dict[tuple[Any, ...], Any
     return {tuple(row[i] for i in at): row[value] for row in table["data"]}
 
 
+@pytest.mark.timeout(480)  # at least 10 times its time on an idle 2-core machine
 def test_a_retrieval_report_is_logged_found_downloaded_and_read_back(
     tracking, inputs, tmp_path, download
 ):

@@ -62,6 +62,7 @@ def replicated() -> Any:
     retriever.shutdown()
 
 
+@pytest.mark.timeout(240)  # at least 10 times its time on an idle 2-core machine
 @pytest.mark.anyio
 async def test_an_evaluation_through_replicas_equals_the_in_process_one(
     replicated: RayRetriever, local_report: Any
@@ -123,6 +124,7 @@ def test_a_sharded_bm25_index_ranks_as_the_unsharded_one(local_report: Any) -> N
     assert [shard["documents"] for shard in shards] == [120, 120]
 
 
+@pytest.mark.timeout(600)  # at least 10 times its time on an idle 2-core machine
 def test_a_sharded_dense_index_ranks_as_the_unsharded_one() -> None:
     corpus = dict(list(CORPUS.items())[:40])
     corpus.update({"py1": "Sort a list in place.", "py2": "Open a file for reading."})

@@ -131,6 +131,7 @@ class Hanging(Listed):
         return super().search(query, limit=limit)
 
 
+@pytest.mark.timeout(240)  # at least 10 times its time on an idle 2-core machine
 @pytest.mark.parametrize(
     ("actor_concurrency", "max_concurrency"),
     [(1, 1), (8, 12)],

@@ -368,6 +368,7 @@ def test_parser_matches_builtin_reader(run_path: Path, data: bytes) -> None:
     assert_parser_matches(run_path)
 
 
+@pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
 @SETTINGS
 @given(data=run_files())
 def test_read_trec_run_same_with_plugin_on_and_off(run_path: Path, data: bytes) -> None:
@@ -375,6 +376,7 @@ def test_read_trec_run_same_with_plugin_on_and_off(run_path: Path, data: bytes) 
     assert_read_matches(run_path)
 
 
+@pytest.mark.timeout(300)  # at least 10 times its time on an idle 2-core machine
 @SETTINGS
 @given(
     before=run_files(kinds=CLEAN_KINDS, damaged=False, max_lines=10),
