@@ -12,20 +12,14 @@ import pytest
 from ef.evaluation import hookimpl, read_gate_config
 from ef.evaluation.cli import main
 from ef.evaluation.testing import registered_plugin
-
-QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
-RUN = "".join(f"q{i} Q0 d{i} 1 1.0 a\n" for i in range(6))
+from gate_cli import RULE, RUN, lay_out
 
 
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``ef-eval check`` of a run against its own baseline, in ``tmp_path``."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    Path("qrels.txt").write_text(QRELS)
-    Path("run.txt").write_text(RUN)
-    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json"]
-    assert main([*argv, "--rule", "ndcg@10 >= 0", "--update-baseline"]) == 0
+    argv = lay_out(tmp_path, monkeypatch)
+    assert main([*argv, *RULE, "--update-baseline"]) == 0
     return argv
 
 

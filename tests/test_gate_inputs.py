@@ -16,21 +16,15 @@ from ef.evaluation._gate.check import changed_inputs
 from ef.evaluation._io.files import read_regular
 from ef.evaluation.cli import main
 from ef.evaluation.testing import registered_plugin
+from gate_cli import RULE, lay_out
 
-QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
 OTHER_QRELS = "".join(f"q{i} 0 x{i} 1\n" for i in range(6))
-RUN = "".join(f"q{i} Q0 d{i} 1 1.0 a\n" for i in range(6))
-RULE = ["--rule", "ndcg@10 >= 0"]
 
 
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``ef-eval check`` of a run, with its baseline written in ``tmp_path``."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    Path("qrels.txt").write_text(QRELS)
-    Path("run.txt").write_text(RUN)
-    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json", *RULE]
+    argv = [*lay_out(tmp_path, monkeypatch), *RULE]
     assert main([*argv, "--update-baseline"]) == 0
     return argv
 

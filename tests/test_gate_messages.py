@@ -12,19 +12,12 @@ import pytest
 
 from ef.evaluation import GateRule, check, evaluate_run, parse_rule, read_gate_config
 from ef.evaluation.cli import main
-
-QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
-RUN = "".join(f"q{i} Q0 d{i} 1 1.0 a\n" for i in range(6))
-RULE = ["--rule", "ndcg@10 >= 0"]
+from gate_cli import QRELS, RULE, lay_out
 
 
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    Path("qrels.txt").write_text(QRELS)
-    Path("run.txt").write_text(RUN)
-    return ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json", *RULE]
+    return [*lay_out(tmp_path, monkeypatch), *RULE]
 
 
 def test_a_missing_baseline_says_how_to_write_it(gate, capsys):

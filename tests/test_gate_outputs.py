@@ -10,20 +10,13 @@ from pathlib import Path
 import pytest
 
 from ef.evaluation.cli import main
-
-QRELS = "".join(f"q{i} 0 d{i} 1\n" for i in range(6))
-RUN = "".join(f"q{i} Q0 d{i} 1 1.0 a\n" for i in range(6))
-RULE = ["--rule", "ndcg@10 >= 0"]
+from gate_cli import RULE, lay_out
 
 
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``ef-eval check`` of a run against its own baseline (a passing gate), in ``tmp_path``."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    Path("qrels.txt").write_text(QRELS)
-    Path("run.txt").write_text(RUN)
-    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--baseline", "base.json", *RULE]
+    argv = [*lay_out(tmp_path, monkeypatch), *RULE]
     assert main([*argv, "--update-baseline"]) == 0
     return argv
 
