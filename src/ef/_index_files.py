@@ -26,6 +26,7 @@ from typing import Any
 __all__ = [
     "HASH",
     "damaged",
+    "file_kind",
     "list_files",
     "load_npy",
     "read_regular",
@@ -41,7 +42,8 @@ def damaged(path: Path, problem: str) -> ValueError:
     return ValueError(f"{path}: not a usable saved index: {problem}")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` is, for an error that refuses it ("a FIFO", "a folder", ...)."""
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -65,7 +67,7 @@ def _open_regular(path: Path) -> int:
     except OSError as error:
         raise damaged(path, f"cannot be read ({error.strerror})") from None
     if not stat.S_ISREG(mode):
-        raise damaged(path, f"{_kind(mode)}, not a regular file; refusing to read it")
+        raise damaged(path, f"{file_kind(mode)}, not a regular file; refusing to read it")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(path, flags)
@@ -74,7 +76,7 @@ def _open_regular(path: Path) -> int:
     mode = os.fstat(descriptor).st_mode
     if not stat.S_ISREG(mode):
         os.close(descriptor)
-        raise damaged(path, f"{_kind(mode)}, not a regular file; refusing to read it")
+        raise damaged(path, f"{file_kind(mode)}, not a regular file; refusing to read it")
     return descriptor
 
 

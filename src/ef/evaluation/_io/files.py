@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO
 
+from ef._index_files import file_kind
 from ef.evaluation._exceptions import DatasetFormatError
 
 __all__ = [
@@ -154,19 +155,6 @@ def rereadable(path: PathArg) -> Iterator[PathArg]:
             raise renamed.with_traceback(error.__traceback__) from error.__cause__
 
 
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def read_regular(path: PathArg, max_bytes: int) -> bytes:
     """The bytes of ``path``, a regular file of at most ``max_bytes``: for a document read
     whole and once (a saved report), where :func:`rereadable`'s copy of a stream has no use.
@@ -186,7 +174,7 @@ def read_regular(path: PathArg, max_bytes: int) -> bytes:
     name = os.fspath(path)
 
     def refused(mode: int) -> ValueError:
-        return ValueError(f"{name}: {_kind(mode)}, not a regular file; copy it to a file first")
+        return ValueError(f"{name}: {file_kind(mode)}, not a regular file; copy it to a file first")
 
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
