@@ -19,7 +19,7 @@ from scipy import stats
 
 from ef.evaluation import (
     CheckReport,
-    GateRule,
+    Floor,
     check,
     evaluate_run,
     parse_rule,
@@ -137,9 +137,7 @@ def test_the_numbers_are_pytrec_eval_and_scipy():
 
 
 def test_a_floor_and_alpha_decide_as_configured():
-    report = check(
-        BASELINE, BASELINE, [GateRule("ndcg@10", "min", 0.99), parse_rule("ndcg@10 >= 0.1")]
-    )
+    report = check(BASELINE, BASELINE, [Floor("ndcg@10", 0.99), parse_rule("ndcg@10 >= 0.1")])
     assert [result.verdict for result in report.results] == ["fail", "pass"]
     worse = generated_run(_positions(0), lose=0.10, seed=1)
     strict = _checked(worse, alpha=1e-12)

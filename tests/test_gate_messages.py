@@ -5,12 +5,22 @@ it judged; no empty cell in the JUnit XML."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
-from ef.evaluation import GateRule, check, evaluate_run, parse_rule, read_gate_config
+from ef.evaluation import (
+    FailIfSignificantlyWorse,
+    Floor,
+    GateRule,
+    MaxDrop,
+    check,
+    evaluate_run,
+    parse_rule,
+    read_gate_config,
+)
 from ef.evaluation.cli import main
 from gate_cli import QRELS, RULE, lay_out
 
@@ -91,15 +101,52 @@ def test_the_outputs_name_the_run_and_the_baseline_and_junit_has_no_empty_cell(
         assert "p=" not in text and "interval=," not in text and not text.endswith("=")
 
 
+BASE = r"^GateRule is the base of the gate's rules, not a rule: build a Floor, a MaxDrop or a "
+
+
 @pytest.mark.parametrize(
-    ("kind", "threshold", "message"),
+    ("build", "error", "message"),
     [
-        ("floor", 0.5, r"^unknown rule 'floor': expected one of min, max_drop, fail_if$"),
-        ("min", None, r"^rule 'min' on 'ndcg@10': wrong threshold$"),
-        ("max_drop", None, r"^rule 'max_drop' on 'ndcg@10': wrong threshold$"),
-        ("fail_if", 0.5, r"^rule 'fail_if' on 'ndcg@10': wrong threshold$"),
+        (lambda: GateRule("ndcg@10"), TypeError, BASE + "FailIfSignificantlyWorse"),
+        (lambda: GateRule("ndcg@10", "min", 0.5), TypeError, BASE + "FailIfSignificantlyWorse"),
+        (
+            lambda: Floor("ndcg@10", None),
+            ValueError,
+            r"^rule 'min' on 'ndcg@10': threshold None: expected a finite number$",
+        ),
+        (
+            lambda: MaxDrop("ndcg@10", math.inf),
+            ValueError,
+            r"^rule 'max_drop' on 'ndcg@10': threshold inf: expected a finite number$",
+        ),
+        (lambda: Floor("ndcg@10", True), ValueError, r"threshold True: expected a finite number"),
+        (
+            lambda: MaxDrop("ndcg@10", -0.01),
+            ValueError,
+            r"^max_drop of 'ndcg@10' must be 0 or more$",
+        ),
+        (lambda: FailIfSignificantlyWorse("ndcg@10", 0.5), TypeError, r"positional argument"),
+        (lambda: Floor(10, 0.5), TypeError, r"'metric' must be <class 'str'>"),
+        (lambda: Floor("ndcg@10", 0.5, group=3), TypeError, r"'group' must be <class 'str'>"),
     ],
 )
-def test_a_rule_built_in_code_is_checked_as_strictly_as_one_parsed(kind, threshold, message):
-    with pytest.raises(ValueError, match=message):
-        GateRule("ndcg@10", kind, threshold)
+def test_a_rule_built_in_code_is_checked_as_strictly_as_one_parsed(build, error, message):
+    with pytest.raises(error, match=message):
+        build()
+
+
+def test_a_group_the_report_lacks_is_said_in_the_librarys_words_and_the_commands(gate, capsys):
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(6)}
+    run = {q: {d: 1.0 for d in docs} for q, docs in qrels.items()}
+    report = evaluate_run(run, qrels, metrics=["ndcg@10"])
+    with pytest.raises(ValueError) as caught:
+        check(report, report, [Floor("ndcg@10", 0.5, group="typo")])
+    assert str(caught.value) == (
+        "a rule gates query group 'typo', which the report lacks (none: evaluate it with groups=)"
+    )
+    assert main([*gate, "--update-baseline"]) == 0
+    capsys.readouterr()
+    assert main([*gate, "--rule", "group typo: ndcg@10 >= 0"]) == 2
+    err = capsys.readouterr().err
+    assert "which the report lacks (none: score the run with --groups FILE)" in err
+    assert "groups=" not in err

@@ -7,8 +7,16 @@ import re
 
 import pytest
 
-from ef.evaluation import GateConfig, GateRule, parse_rule, read_gate_config
-from ef.evaluation._gate.rules import rules_from_table
+from ef.evaluation import (
+    FailIfSignificantlyWorse,
+    Floor,
+    GateConfig,
+    GateRule,
+    MaxDrop,
+    parse_rule,
+    read_gate_config,
+)
+from ef.evaluation._gate.config import rules_from_table
 
 EXPECTED = (
     "expected 'METRIC >= FLOOR', 'METRIC: max_drop = DROP' or "
@@ -43,7 +51,7 @@ def test_a_wrong_rule_is_refused_naming_it(text, message):
 
 
 def test_a_tolerated_drop_of_zero_is_a_rule():
-    assert parse_rule("ndcg@10: max_drop = 0") == GateRule("ndcg@10", "max_drop", 0.0)
+    assert parse_rule("ndcg@10: max_drop = 0") == MaxDrop("ndcg@10", 0.0)
 
 
 @pytest.mark.parametrize(
@@ -90,8 +98,8 @@ def test_a_table_reads_its_options_and_grouped_rules():
     }
     assert rules_from_table(table, "f.toml") == GateConfig(
         rules=(
-            GateRule("ndcg@10", "min", 0.5, group="nav"),
-            GateRule("ndcg@10", "fail_if", group="nav"),
+            Floor("ndcg@10", 0.5, group="nav"),
+            FailIfSignificantlyWorse("ndcg@10", group="nav"),
         ),
         alpha=0.01,
         test="wilcoxon",
@@ -114,9 +122,9 @@ def test_a_later_config_wins_where_it_sets_an_option():
 def test_the_rules_file_is_pyproject_or_any_toml(tmp_path):
     rule = '[tool.ef-evaluation.check."ndcg@10"]\nmin = 0.5\n'
     (tmp_path / "pyproject.toml").write_text(rule)
-    assert read_gate_config(tmp_path / "pyproject.toml").rules == (GateRule("ndcg@10", "min", 0.5),)
+    assert read_gate_config(tmp_path / "pyproject.toml").rules == (Floor("ndcg@10", 0.5),)
     (tmp_path / "rules.toml").write_text('["ndcg@10"]\nmin = 0.5\n')
-    assert read_gate_config(tmp_path / "rules.toml").rules == (GateRule("ndcg@10", "min", 0.5),)
+    assert read_gate_config(tmp_path / "rules.toml").rules == (Floor("ndcg@10", 0.5),)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     with pytest.raises(ValueError, match=r"pyproject\.toml: no \[tool\.ef-evaluation\.check\]"):
         read_gate_config(tmp_path / "pyproject.toml")
@@ -126,3 +134,53 @@ def test_the_rules_file_is_pyproject_or_any_toml(tmp_path):
     (tmp_path / "broken.toml").write_text("[oops\n")
     with pytest.raises(ValueError, match=r"broken\.toml: not TOML: "):
         read_gate_config(tmp_path / "broken.toml")
+
+
+@pytest.mark.parametrize(
+    ("rule", "form"),
+    [
+        (Floor("ndcg@10", 0.5), '{"metric": "ndcg@10", "kind": "min", "threshold": 0.5, '),
+        (MaxDrop("ndcg@10", 0), '{"metric": "ndcg@10", "kind": "max_drop", "threshold": 0, '),
+        (
+            FailIfSignificantlyWorse("ndcg@10"),
+            '{"metric": "ndcg@10", "kind": "fail_if", "threshold": null, ',
+        ),
+    ],
+)
+def test_a_rule_keeps_its_json_form_and_comes_back_as_its_class(rule, form):
+    assert rule.to_json() == form + '"group": null}'
+    assert GateRule.from_json(rule.to_json()) == rule
+    assert type(rule).from_json(rule.to_json()) == rule
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "message"),
+    [
+        ({"metric": "m", "threshold": 0.5, "group": None}, TypeError, "^missing field 'kind'$"),
+        (
+            {"metric": "m", "kind": "floor", "threshold": 0.5},
+            ValueError,
+            "^kind is 'floor'; expected one of min, max_drop, fail_if$",
+        ),
+        ({"metric": "m", "kind": 1}, TypeError, "^kind is a JSON number; expected a string$"),
+        (
+            {"metric": "m", "kind": "fail_if", "threshold": 0.5},
+            ValueError,
+            "^threshold is 0.5; a 'fail_if' rule has None$",
+        ),
+        ({"metric": "m", "kind": "min"}, TypeError, "^missing field 'threshold'$"),
+        (
+            {"metric": "m", "kind": "max_drop", "threshold": -1},
+            ValueError,
+            "^max_drop of 'm' must be 0 or more$",
+        ),
+    ],
+)
+def test_a_wrong_json_rule_is_refused(data, error, message):
+    with pytest.raises(error, match=message):
+        GateRule.from_dict(data)
+
+
+def test_a_rule_read_as_another_class_is_refused():
+    with pytest.raises(ValueError, match=r"^kind 'min' is a Floor, not a MaxDrop$"):
+        MaxDrop.from_json(Floor("ndcg@10", 0.5).to_json())

@@ -10,6 +10,8 @@ import pytest
 from scipy import stats
 
 from ef.evaluation import (
+    FailIfSignificantlyWorse,
+    Floor,
     GateRule,
     check,
     evaluate_run,
@@ -17,7 +19,7 @@ from ef.evaluation import (
     write_trec_qrels,
     write_trec_run,
 )
-from ef.evaluation._gate.rules import rules_from_table
+from ef.evaluation._gate.config import rules_from_table
 from ef.evaluation.cli import main
 
 N = 60
@@ -52,10 +54,10 @@ def test_a_group_rule_gates_its_group_alone_with_scipys_test_and_holm():
     baseline = evaluate_run(baseline_run, qrels, metrics=("ndcg",), k_values=(10,))
     current = evaluate_run(current_run, qrels, metrics=("ndcg",), k_values=(10,), groups=groups)
     rules = [
-        GateRule("ndcg@10", "fail_if"),
-        GateRule("ndcg@10", "fail_if", group="typo"),
-        GateRule("ndcg@10", "fail_if", group="clean"),
-        GateRule("ndcg@10", "min", 0.95, group="typo"),
+        FailIfSignificantlyWorse("ndcg@10"),
+        FailIfSignificantlyWorse("ndcg@10", group="typo"),
+        FailIfSignificantlyWorse("ndcg@10", group="clean"),
+        Floor("ndcg@10", 0.95, group="typo"),
     ]
     report = check(current, baseline, rules)
     raw = []
@@ -82,18 +84,18 @@ def test_a_rule_on_a_group_the_report_lacks_is_refused():
     baseline = evaluate_run(baseline_run, qrels, metrics=("ndcg",), k_values=(10,))
     current = evaluate_run(current_run, qrels, metrics=("ndcg",), k_values=(10,))
     with pytest.raises(ValueError, match="gates query group 'typo', which the report lacks"):
-        check(current, baseline, [GateRule("ndcg@10", "min", 0.1, group="typo")])
+        check(current, baseline, [Floor("ndcg@10", 0.1, group="typo")])
 
 
 def test_group_rules_are_read_from_the_command_line_and_toml():
-    assert parse_rule('group navigational: ndcg@10: fail_if = "significantly_worse"') == GateRule(
-        "ndcg@10", "fail_if", group="navigational"
-    )
+    assert parse_rule(
+        'group navigational: ndcg@10: fail_if = "significantly_worse"'
+    ) == FailIfSignificantlyWorse("ndcg@10", group="navigational")
     config = rules_from_table({"ndcg@10": {"min": 0.5, "group": "navigational"}}, "t.toml")
-    assert config.rules == (GateRule("ndcg@10", "min", 0.5, group="navigational"),)
+    assert config.rules == (Floor("ndcg@10", 0.5, group="navigational"),)
     with pytest.raises(ValueError, match=r"ndcg@10\.group"):
         rules_from_table({"ndcg@10": {"min": 0.5, "group": 3}}, "t.toml")
-    rule = GateRule("ndcg@10", "min", 0.5, group="navigational")
+    rule = Floor("ndcg@10", 0.5, group="navigational")
     assert parse_rule(rule.text) == rule
     assert GateRule.from_json(rule.to_json()) == rule
 
@@ -133,7 +135,7 @@ def test_a_group_with_no_compared_query_is_refused():
         k_values=(10,),
     )
     current = evaluate_run(run, qrels, metrics=("ndcg",), k_values=(10,), groups=groups)
-    rule = GateRule("ndcg@10", "min", 0.1, group="fresh")
+    rule = Floor("ndcg@10", 0.1, group="fresh")
     with pytest.raises(ValueError, match=r"^query group 'fresh' has no compared query"):
         check(current, baseline, [rule], allow_changed_qrels=True)
     old = check(current, baseline, [attrs.evolve(rule, group="old")], allow_changed_qrels=True)
@@ -144,4 +146,4 @@ def test_a_report_without_groups_gets_no_note_on_groups():
     qrels, baseline_run, current_run, _ = _collection(3)
     baseline = evaluate_run(baseline_run, qrels, metrics=("ndcg",), k_values=(10,))
     current = evaluate_run(current_run, qrels, metrics=("ndcg",), k_values=(10,))
-    assert check(current, baseline, [GateRule("ndcg@10", "min", 0.1)]).notes == ()
+    assert check(current, baseline, [Floor("ndcg@10", 0.1)]).notes == ()

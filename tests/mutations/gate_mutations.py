@@ -46,12 +46,18 @@ TESTS: dict[Path, tuple[str, ...]] = {
         "tests/test_gate_messages.py",
     ),
     GATE / "rules.py": (
-        "tests/test_gate_rules.py",
         "tests/test_gate_thresholds.py",
+        "tests/test_gate_rules.py",
         "tests/test_gate_messages.py",
         "tests/test_gate.py",
         "tests/test_gate_inputs.py",
         "tests/test_groups_gate.py",
+    ),
+    GATE / "config.py": (
+        "tests/test_gate_rules.py",
+        "tests/test_gate_messages.py",
+        "tests/test_groups_gate.py",
+        "tests/test_gate.py",
     ),
     ROOT / "src" / "ef" / "evaluation" / "cli" / "check.py": (
         "tests/test_gate_cli_edges.py",

@@ -64,9 +64,10 @@ from ef.evaluation._exceptions import (
 from ef.evaluation._fusion.api import fuse
 from ef.evaluation._fusion.optimize import FusionFold, FusionOptimization, optimize_fusion
 from ef.evaluation._gate.check import check
+from ef.evaluation._gate.config import GateConfig, parse_rule, read_gate_config
 from ef.evaluation._gate.reading import read_report
 from ef.evaluation._gate.report import CheckReport, RuleResult
-from ef.evaluation._gate.rules import GateConfig, GateRule, parse_rule, read_gate_config
+from ef.evaluation._gate.rules import FailIfSignificantlyWorse, Floor, GateRule, MaxDrop
 from ef.evaluation._groups.query_groups import QueryGroups
 from ef.evaluation._groups.reading import read_query_groups
 from ef.evaluation._html.writer import write_html_report as _write_html_report
@@ -167,6 +168,8 @@ __all__ = [
     "DatasetReader",
     "EvaluationError",
     "EvaluationWarning",
+    "FailIfSignificantlyWorse",
+    "Floor",
     "FusionFold",
     "FusionMethod",
     "FusionOptimization",
@@ -183,6 +186,7 @@ __all__ = [
     "JournalMismatchError",
     "JudgementAgreement",
     "JudgementPool",
+    "MaxDrop",
     "MeanIntervals",
     "MeasureInfo",
     "MissingQueriesError",

@@ -9,19 +9,12 @@ import attrs
 
 from ef.evaluation._compare import stats as _stats
 from ef.evaluation._compare.compare import compare
-from ef.evaluation._compare.render_pairs import format_p_value
 from ef.evaluation._compare.report import PairedComparison
 from ef.evaluation._gate.report import FAIL, PASS, CheckReport, RuleResult
-from ef.evaluation._gate.rules import GateRule
+from ef.evaluation._gate.rules import TOLERANCE, GateRule
 from ef.evaluation._report.reports import RetrievalEvalReport
 
 __all__ = ["TOLERANCE", "VALUE_OPTIONS", "changed_inputs", "check", "unproven_inputs"]
-
-TOLERANCE = 1e-9
-"""How far past a threshold a mean may be and still be judged at it: a floor (``min``) holds
-when the mean is at least the floor minus this, a tolerated drop (``max_drop``) when the drop is
-at most the tolerance plus this. Means are binary floats: 0.70 − 0.69 is a little more than
-0.01, and a drop the user tolerated in decimal must not fail by a rounding error."""
 
 VALUE_OPTIONS = (
     "relevance_level",
@@ -163,17 +156,18 @@ def check(
 ) -> CheckReport:
     """Check a retrieval report against a baseline report under ``rules``.
 
-    A floor (``min``) holds when the metric's mean is at least the threshold; a tolerated drop
-    (``max_drop``) when the mean falls by no more than it from the baseline's — both judged
-    within :data:`TOLERANCE` (1e-9), so a drop of exactly the tolerated size passes whatever
-    the binary rounding of the means; ``fail_if`` (
-    ``"significantly_worse"``) fails when the mean is lower than the baseline's and the paired
-    ``test`` (two-sided, by :func:`compare`), after ``correction`` over the metrics under a
-    ``fail_if`` rule, is under ``alpha``. The queries are paired by id. Every rule also shows
-    the paired bootstrap interval of the difference at ``confidence_level``. A rule with a
-    ``group`` judges that query group's queries alone (by the current report's groups, see
-    :doc:`/groups`; its ``fail_if`` p-value joins the one family), and the report's notes list
-    every group of the current report with its compared queries.
+    Each rule judges its metric's numbers itself (:meth:`GateRule.judge`): a :class:`Floor`
+    holds when the metric's mean is at least the threshold, a :class:`MaxDrop` when the mean
+    falls by no more than it from the baseline's — both judged within :data:`TOLERANCE`
+    (1e-9), so a drop of exactly the tolerated size passes whatever the binary rounding of the
+    means — and a :class:`FailIfSignificantlyWorse` fails when the mean is lower than the
+    baseline's and the paired ``test`` (two-sided, by :func:`compare`), after ``correction``
+    over the metrics under such a rule, is under ``alpha``. The queries are paired by id.
+    Every rule also shows the paired bootstrap interval of the difference at
+    ``confidence_level``. A rule with a ``group`` judges that query group's queries alone (by
+    the current report's groups, see :doc:`/groups`; its ``fail_if`` p-value joins the one
+    family), and the report's notes list every group of the current report with its compared
+    queries.
 
     The baseline must have been made on the same qrels, queries and value-changing options
     (the manifests' fingerprints and :data:`VALUE_OPTIONS`): otherwise a :class:`ValueError`
@@ -191,12 +185,13 @@ def check(
         if not isinstance(report, RetrievalEvalReport):
             raise TypeError(f"{name}: expected a RetrievalEvalReport, got {type(report).__name__}")
     if isinstance(rules, str | GateRule):
-        raise TypeError(f"rules: expected a list of GateRule, got one {type(rules).__name__}")
+        one = "GateRule" if isinstance(rules, GateRule) else type(rules).__name__
+        raise TypeError(f"rules: expected a list of GateRule, got one {one}")
     for index, rule in enumerate(rules):
         if not isinstance(rule, GateRule):
             raise TypeError(
-                f"rules[{index}]: expected a GateRule (GateRule(...) or parse_rule('ndcg@10 >= "
-                f"0.5')), got a {type(rule).__name__}: {rule!r}"
+                f"rules[{index}]: expected a GateRule (Floor, MaxDrop, FailIfSignificantlyWorse "
+                f"or parse_rule('ndcg@10 >= 0.5')), got a {type(rule).__name__}: {rule!r}"
             )
     if not rules:
         raise ValueError("no rule to check: give at least one (such as 'ndcg@10 >= 0.5')")
@@ -288,7 +283,7 @@ def _family_p_values(
 ) -> dict[Key, float | None]:
     """The p-values of the metrics under a ``fail_if`` rule (each group's apart), corrected
     as one family."""
-    family = list(dict.fromkeys((r.group, r.metric) for r in rules if r.kind == "fail_if"))
+    family = list(dict.fromkeys((r.group, r.metric) for r in rules if r.TESTED))
     defined = [(k, p) for k in family if (p := rows[k].p_values.get(test)) is not None]
     adjusted = _stats.adjust_p_values([p for _, p in defined], correction)
     found: dict[Key, float | None] = dict.fromkeys(family)
@@ -299,9 +294,7 @@ def _family_p_values(
 def _group_queries(current: RetrievalEvalReport, group: str, query_ids: Sequence[str]) -> list[str]:
     """The compared queries of ``group``, by the current report's groups."""
     if group not in current.groups:
-        held = (
-            ", ".join(map(repr, current.groups)) or "none: evaluate it with groups=, --groups FILE"
-        )
+        held = ", ".join(map(repr, current.groups)) or "none: evaluate it with groups="
         raise ValueError(f"a rule gates query group {group!r}, which the report lacks ({held})")
     ids = [q for q in query_ids if group in current.query_groups.get(q, ())]
     if not ids:
@@ -324,40 +317,15 @@ def _group_notes(current: RetrievalEvalReport, query_ids: Sequence[str]) -> list
 def _judged(
     rule: GateRule, row: PairedComparison, p_value: float | None, alpha: float
 ) -> RuleResult:
-    value, base, difference = row.mean, row.baseline_mean, row.difference
-    if rule.kind == "min":
-        assert rule.threshold is not None
-        passed = value >= rule.threshold - TOLERANCE
-        reason = f"{value:.4f} is {'at least' if passed else 'under'} the floor {rule.threshold:g}"
-    elif rule.kind == "max_drop":
-        assert rule.threshold is not None
-        drop = base - value
-        passed = drop <= rule.threshold + TOLERANCE
-        reason = (
-            f"dropped {drop:.4f}, {'within' if passed else 'more than'} the tolerated "
-            f"{rule.threshold:g}"
-            if drop > 0
-            else "no drop"
-        )
-    else:
-        significant = p_value is not None and p_value < alpha
-        passed = not (difference < 0 and significant)
-        if difference >= 0:
-            reason = "not worse than the baseline"
-        elif significant:
-            shown = format_p_value(p_value, prefix=True)
-            reason = f"significantly worse ({shown}, alpha {alpha:g})"
-        else:
-            shown = "p undefined" if p_value is None else format_p_value(p_value, prefix=True)
-            reason = f"lower, but not significantly ({shown}, alpha {alpha:g})"
-    p_shown = p_value if rule.kind == "fail_if" else None
+    value, baseline, difference = row.mean, row.baseline_mean, row.difference
+    passed, reason = rule.judge(value, baseline, difference, p_value, alpha)
     return RuleResult(
         rule=rule,
         verdict=PASS if passed else FAIL,
         value=value,
-        baseline=base,
+        baseline=baseline,
         difference=difference,
         interval=row.confidence_interval,
-        p_value=p_shown,
+        p_value=p_value if rule.TESTED else None,
         reason=reason,
     )

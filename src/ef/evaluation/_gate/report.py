@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ef.evaluation._gate.rules import GateRule
+from ef.evaluation._gate.rules import GateRule, rule_from_json
 from ef.evaluation._report.fields import (
     JsonReport,
     checked,
@@ -53,7 +53,7 @@ class RuleResult(JsonReport):
     :param reason: why the rule passed or failed, in one sentence.
     """
 
-    rule: GateRule = attrs.field(metadata=checked(nested(GateRule)))
+    rule: GateRule = attrs.field(metadata=checked(rule_from_json))
     verdict: str = attrs.field(metadata=checked(string))
     value: float = attrs.field(metadata=checked(finite))
     baseline: float = attrs.field(metadata=checked(finite))

@@ -355,9 +355,9 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
     try:
         report = check(current, baseline, config.rules, **options)
     except ValueError as error:  # the library's advice, in the command's words
-        again = "make the baseline again"
-        message = str(error).replace(again, f"{again} (--update-baseline)")
+        message = str(error).replace("baseline again", "baseline again (--update-baseline)")
         message = message.replace("(allow_changed_qrels)", "(--allow-changed-qrels)")
+        message = message.replace("evaluate it with groups=", "score the run with --groups FILE")
         raise ValueError(f"{args.baseline}: {message}") from error
     report = attrs.evolve(report, judged=f"{redact_url(args.run)} against {args.baseline}")
     if args.html:
