@@ -24,6 +24,12 @@ The built-in index, built from parts:
   its tokenizer and scorer, to build an index whose scores come from elsewhere (a shard scored
   with the whole collection's statistics) with :meth:`Bm25Index.from_engine`.
 
+Tables, as ef shows them:
+
+- :class:`Table`, :class:`Figure` and :data:`Cell`: rows under named columns, written as the
+  library and ``ef-eval`` write every table (a terminal's plain text or rich table, Markdown,
+  CSV, TSV), for a plugin's command or report.
+
 For plugins' tests:
 
 - :func:`plugin_disabled`: run a block without one installed plugin.
@@ -47,6 +53,7 @@ from ef._segmenting import whole_documents
 from ef.evaluation._io.files import PathArg
 from ef.evaluation._io.stream import trec_groups, trec_queries
 from ef.evaluation._plugins import HOST, adapt_retriever
+from ef.evaluation._report.table import Cell, Figure, Table
 from ef.evaluation._running.adapters import PreparedRetriever
 from ef.evaluation._running.adapters import prepare_retriever as _prepare
 from ef.evaluation._running.driver import retriever_identity as _identity
@@ -55,7 +62,10 @@ from ef.evaluation._scoring.grades import plain_ideals
 
 __all__ = [
     "Bm25Index",
+    "Cell",
+    "Figure",
     "PreparedRetriever",
+    "Table",
     "bm25_engine",
     "bm25_tokenizer",
     "doc_id_getter",

@@ -46,7 +46,7 @@ from ef.evaluation.cli._output import (
     write_json,
     write_text,
 )
-from ef.evaluation.cli._table import Cell, Table, csv_text, format_cell, markdown_text, tsv_text
+from ef.evaluation.extending import Cell, Table
 
 if TYPE_CHECKING:
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -68,7 +68,6 @@ __all__ = [
     "command_outputs",
     "count",
     "emit",
-    "format_cell",
     "keyword_defaults",
     "parse_cutoffs",
     "parse_level",
@@ -307,10 +306,10 @@ def render_text(table: Table, data: Any, output_format: str) -> str:
             return json_text(data)
         except ValueError as error:
             raise CliError(str(error)) from error
-    text = {"markdown": markdown_text, "csv": csv_text, "tsv": tsv_text}.get(output_format)
-    if text is None:
+    writer = {"markdown": Table.to_markdown, "csv": Table.to_csv, "tsv": Table.to_tsv}
+    if output_format not in writer:
         raise ValueError(f"unknown format {output_format!r}; expected json, markdown, csv or tsv")
-    return text(table)
+    return writer[output_format](table)
 
 
 def _is_terminal(stream: IO[str]) -> bool:

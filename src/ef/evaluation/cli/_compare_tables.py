@@ -20,7 +20,7 @@ import io
 import re
 from typing import IO, TYPE_CHECKING, Any
 
-from ef.evaluation.cli._table import Cell, Figure, Table, tsv_text
+from ef.evaluation.extending import Cell, Figure, Table
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
@@ -138,7 +138,7 @@ def comparison_csv(report: ComparisonReport) -> str:
 
 def comparison_tsv(report: ComparisonReport) -> str:
     """:func:`comparison_columns` as tab-separated values (escaped as
-    :func:`~ef.evaluation.cli._table.tsv_text` escapes), numbers at full precision."""
+    :meth:`~ef.evaluation.extending.Table.to_tsv` escapes), numbers at full precision."""
     columns, rows = comparison_columns(report)
     texts = [["" if cell is None else str(cell) for cell in row] for row in rows]
-    return tsv_text(Table("", columns, texts))
+    return Table("", columns, texts).to_tsv()

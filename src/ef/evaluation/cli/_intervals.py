@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ef.evaluation import RetrievalEvalReport
-from ef.evaluation.cli._table import Cell, Table
+from ef.evaluation.extending import Cell, Table
 
 __all__ = ["means_table"]
 

@@ -13,18 +13,14 @@ long for that width makes its lines longer instead. Machines read ``--format tsv
 
 from __future__ import annotations
 
-import io
 import os
 import textwrap
 from typing import IO
 
-from rich import box
 from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text
 
-from ef.evaluation.cli._table import Table, format_cell
+from ef.evaluation.extending import Table
 
 __all__ = [
     "PLAIN_WIDTH",
@@ -35,8 +31,6 @@ __all__ = [
     "print_table",
     "transposed",
 ]
-
-_MISSING = "-"
 
 PLAIN_WIDTH = 80
 """The width a table is laid out for off a terminal, unless ``COLUMNS`` says otherwise."""
@@ -49,26 +43,10 @@ def plain_width() -> int:
     return int(text) if text.isdigit() and int(text) > 0 else PLAIN_WIDTH
 
 
-def _texts(table: Table) -> list[list[str]]:
-    return [[format_cell(cell, missing=_MISSING) for cell in row] for row in table.rows]
-
-
-def _column_widths(table: Table) -> list[int]:
-    texts = [list(table.columns), *_texts(table)]
-    return [
-        max(cell_len(line) for row in texts for line in row[i].split("\n"))
-        for i in range(len(table.columns))
-    ]
-
-
 def natural_width(table: Table) -> int:
-    """The width in cells the table needs to show every cell on one line.
-
-    >>> natural_width(Table("t", ["run", "ndcg@10"], [["bm25", 0.5]]))
-    18
-    """
-    # One space of padding either side of each cell, one separator between and around columns.
-    return sum(_column_widths(table)) + 3 * len(table.columns) + 1
+    """The width in cells the table needs to show every cell on one line
+    (:meth:`~ef.evaluation.extending.Table.natural_width`)."""
+    return table.natural_width()
 
 
 def transposed(table: Table) -> Table | None:
@@ -83,7 +61,7 @@ def transposed(table: Table) -> Table | None:
     columns = range(1, len(table.columns))
     if not table.rows or not columns or not all(table.numeric(i) for i in columns):
         return None
-    labels = [format_cell(row[0]) for row in table.rows]
+    labels = [row[0] for row in table.texts()]
     rows = [(table.columns[i], *(row[i] for row in table.rows)) for i in columns]
     return Table(table.title, ("", *labels), rows)
 
@@ -107,7 +85,7 @@ def column_blocks(table: Table, width: int) -> list[Table]:
         labels += 1
     if labels == len(table.columns):
         return [table]
-    widths = [w + 3 for w in _column_widths(table)]
+    widths = [w + 3 for w in table.widths()]
     base = sum(widths[:labels]) + 1
     blocks: list[list[int]] = [[]]
     used = base
@@ -127,30 +105,6 @@ def column_blocks(table: Table, width: int) -> list[Table]:
         )
         for block in blocks
     ]
-
-
-def _rich_table(table: Table) -> RichTable:
-    rich_table = RichTable(box=box.SIMPLE_HEAD)
-    widths = _column_widths(table)
-    for i, name in enumerate(table.columns):
-        if table.numeric(i):
-            # Numbers are never wrapped or cut: a shortened number would be a wrong number.
-            rich_table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
-        else:
-            rich_table.add_column(name, overflow="fold")
-    numeric = [table.numeric(i) for i in range(len(table.columns))]
-    for row in _texts(table):
-        # A number is set flush right by hand: rich's right alignment would drop the spaces
-        # that keep a column's digits in line when some values carry marks (0.5000★†).
-        rich_table.add_row(
-            *(
-                Text(" " * (widths[i] - cell_len(cell)) + cell, justify="left")
-                if numeric[i]
-                else cell
-                for i, cell in enumerate(row)
-            )
-        )
-    return rich_table
 
 
 def fitted(table: Table, width: int) -> list[Table]:
@@ -196,12 +150,12 @@ def print_table(
         console = Console(file=stream)
         console.print(table.title, style="bold", highlight=False)
         for block in fitted(table, console.width):
-            console.print(_rich_table(block))
+            console.print(block.to_rich())
         if caption:
             console.print(caption, markup=False, highlight=False)
         return
     width = plain_width()
-    blocks = [_plain_text(block) for block in fitted(table, width)]
+    blocks = [block.to_text() for block in fitted(table, width)]
     stream.write(table.title + "\n\n" + "\n".join(blocks))
     if caption:
         widest = max(cell_len(line) for block in blocks for line in block.splitlines())
@@ -209,19 +163,3 @@ def print_table(
             max(width, widest), break_long_words=False, break_on_hyphens=False
         )
         stream.write("\n" + wrap.fill(caption) + "\n")
-
-
-def _plain_text(table: Table) -> str:
-    """``table`` as plain text at its natural width: no cell is ever wrapped."""
-    buffer = io.StringIO()
-    plain = Console(
-        file=buffer, force_terminal=False, color_system=None, width=natural_width(table)
-    )
-    plain.print(_rich_table(table))
-    # rich pads every line to the table's width and frames the table with blank border lines.
-    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        del lines[0]
-    return "".join(line + "\n" for line in lines)
