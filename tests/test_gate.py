@@ -277,7 +277,8 @@ def test_cli_outputs_parse(capsys, files, monkeypatch, tmp_path):
 def _markdown_rows(text: str) -> list[list[str]]:
     """The table of a Markdown text, by markdown-it when installed, else by its pipes."""
     lines = [line for line in text.splitlines() if line.startswith("|")]
-    assert set(lines[1].replace("|", "").replace(":", "")) == {"-"}  # the delimiter row
+    # The delimiter row.
+    assert set(lines[1].replace("|", "").replace(":", "").replace(" ", "")) == {"-"}
     return [
         [cell.strip() for cell in line.strip("|").split(" | ")] for line in lines[:1] + lines[2:]
     ]

@@ -71,7 +71,11 @@ TESTS: dict[Path, tuple[str, ...]] = {
         "tests/test_gate_thresholds.py",
         "tests/test_gate_page.py",
     ),
-    GATE / "render.py": ("tests/test_gate_outputs.py", "tests/test_gate.py"),
+    GATE / "render.py": (
+        "tests/test_gate_tables.py",
+        "tests/test_gate_outputs.py",
+        "tests/test_gate.py",
+    ),
     GATE / "report.py": ("tests/test_gate_outputs.py", "tests/test_gate.py"),
     GATE / "reading.py": ("tests/test_read_report.py", "tests/test_gate_inputs.py"),
     **{

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._compare.compare import compare
-from ef.evaluation._gate.render import COLUMNS, cells, summary
+from ef.evaluation._gate.render import rule_table, summary
 from ef.evaluation._html.comparison import comparison_page, metric_values
 from ef.evaluation._html.rankings import query_texts
 from ef.evaluation._html.render import render_page
@@ -80,6 +80,7 @@ def gate_page(
     texts = query_texts(query_ids, queries)
     columns = [f"{metric} {part}" for metric in metrics for part in ("baseline", "now", "Δ")]
     failed = len(report.failures)
+    table = rule_table(report)
     data.update(
         kind="gate",
         verdict="PASSED" if report.passed else "FAILED",
@@ -90,10 +91,10 @@ def gate_page(
         ),
         judged=judged,
         summary=summary(report),
-        rule_columns=list(COLUMNS),
+        rule_columns=list(table.columns),
         rules=[
-            {"cells": cells(result), "passed": result.passed, "reason": result.reason}
-            for result in report.results
+            {"cells": cells, "passed": result.passed, "reason": result.reason}
+            for result, cells in zip(report.results, table.texts(missing="-"), strict=True)
         ],
         notes=list(report.notes),
         columns=["query", "text", *columns],
