@@ -1,8 +1,10 @@
 """The ``ef_check`` fixture, run by pytest in a project of its own (``pytester``).
 
 Each test writes a small project — the generated search results of ``gate_data.py`` and a test
-file using ``ef_check`` — and runs pytest on it in a subprocess, where the plugin arrives only
-through its installed ``pytest11`` entry point. The baselines' values are checked against
+file using ``ef_check`` — and runs pytest on it. The plugin arrives only through its installed
+``pytest11`` entry point: in a subprocess, a fresh interpreter, for the first baseline written;
+in this process (``runpytest_inprocess``: a pytest session of its own, without the start of an
+interpreter and of its imports) for the rest. The baselines' values are checked against
 pytrec_eval, the failure message against what ``ef-eval check`` prints for the same run.
 """
 
@@ -10,12 +12,19 @@ from __future__ import annotations
 
 import json
 import runpy
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytrec_eval
+
+# An in-process run drops the modules it imported when it ends; numpy's extension modules, which
+# the gate's statistics import through scipy, cannot be loaded twice in one process: imported
+# here, they stay loaded across the runs.
+import scipy.stats  # noqa: F401
 
 from ef.evaluation import read_beir, resolve_builtin, write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
@@ -25,7 +34,7 @@ pytest_plugins = ["pytester"]
 DATA = Path(__file__).with_name("gate_data.py")
 GATE_DATA: dict[str, Any] = runpy.run_path(str(DATA))
 # Plugins of this environment the projects do not use, left out so each run starts quickly;
-# a run that hangs fails on its own timeout, then on the subprocess's.
+# a run that hangs fails on its own timeout, then on this test's (or the subprocess's).
 ARGS = (
     "-p",
     "no:hypothesispytest",
@@ -78,6 +87,23 @@ def test_noise(ef_check, seed):
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest on the project, in this process. Its timeouts use this process's alarm signal,
+    as this test's own does: this test's alarm is set again after the run, less the time the
+    run took."""
+    handler = signal.getsignal(signal.SIGALRM)
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
+    try:
+        return pytester.runpytest_inprocess(*ARGS, *args)
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGALRM, handler)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 0.01))
+
+
+def run_subprocess(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest on the project in a fresh interpreter."""
     return pytester.runpytest_subprocess(*ARGS, *args, timeout=240)
 
 
@@ -102,7 +128,7 @@ def oracle_ndcg(rankings: dict[str, list[str]]) -> dict[str, float]:
 
 
 def test_update_baselines_writes_a_baseline_that_then_passes(project):
-    written = run(project, "--ef-update-baselines", "-k", "baseline")
+    written = run_subprocess(project, "--ef-update-baselines", "-k", "baseline")
     written.assert_outcomes(passed=1, deselected=6)
     path = baseline_path(project)
     assert "ef-evaluation baselines written" in written.stdout.str()
