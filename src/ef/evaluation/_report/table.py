@@ -189,15 +189,14 @@ class Table:
         """The table in Markdown, numeric columns right-aligned, a missing value ``-``; a
         backslash, ``|`` and a line break in a cell are escaped (``\\\\``, ``\\|``, ``<br>``).
 
-        >>> print(Table("t", ["run", "ndcg@10"], [["bm25", 0.63093]]).to_markdown())
+        >>> print(Table("t", ["run", "ndcg@10"], [["a|b", 0.63093]]).to_markdown())
         | run | ndcg@10 |
         | --- | ---: |
-        | bm25 | 0.6309 |
+        | a\\|b | 0.6309 |
         <BLANKLINE>
         """
         rule = ["---:" if self.numeric(i) else "---" for i in range(len(self.columns))]
-        body = [[_markdown_escaped(text) for text in row] for row in self.texts(missing="-")]
-        lines = [self.columns, rule, *body]
+        lines = [self.columns, rule, *self.texts(missing="-")]
         return "".join(f"| {' | '.join(map(_markdown_escaped, line))} |\n" for line in lines)
 
     def to_csv(self) -> str:

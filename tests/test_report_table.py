@@ -1,0 +1,67 @@
+"""The table model (``ef.evaluation.extending.Table``): each writer keeps every cell, escaped
+once by its format's one rule, and lays numbers out as numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ef.evaluation.extending import Figure, Table
+
+# Plain words with the characters the writer escapes (other Markdown syntax is the cell's own).
+texts = st.text(st.sampled_from("ab1 .|\\"), min_size=1, max_size=8)
+
+
+def _rendered_cells(markdown: str) -> list[list[str]]:
+    """The cells of a Markdown table as a CommonMark reader (markdown-it, GFM tables) sees
+    them, text only."""
+    markdown_it = pytest.importorskip("markdown_it")
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(markdown)
+    rows: list[list[str]] = []
+    for token in tokens:
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append("".join(child.content for child in token.children or []))
+    return rows
+
+
+@given(st.lists(texts.filter(lambda t: t.strip() == t), min_size=1, max_size=4))
+def test_a_markdown_cell_reads_back_as_written(cells):
+    table = Table("t", [f"c{i}" for i in range(len(cells))], [cells])
+    assert _rendered_cells(table.to_markdown())[1] == cells
+
+
+def test_a_pipe_backslash_and_line_break_are_escaped_once():
+    table = Table("t", ["a|b"], [["x|y\\z"], ["two\nlines"]])
+    assert table.to_markdown() == "| a\\|b |\n| --- |\n| x\\|y\\\\z |\n| two<br>lines |\n"
+
+
+def test_csv_and_tsv_keep_every_cell_and_write_nothing_for_none():
+    table = Table("t", ["run", "ndcg@10", "note"], [["a,b\tc", 0.63093, None]])
+    assert list(csv.reader(io.StringIO(table.to_csv()))) == [
+        ["run", "ndcg@10", "note"],
+        ["a,b\tc", "0.6309", ""],
+    ]
+    assert table.to_tsv() == "run\tndcg@10\tnote\na,b\\tc\t0.6309\t\n"
+
+
+def test_a_column_of_numbers_is_right_aligned_in_every_writer():
+    table = Table(
+        "t", ["run", "score", "mark"], [["bm25", 0.5, Figure("+0.1000†")], ["x", 12, None]]
+    )
+    assert [table.numeric(i) for i in range(3)] == [False, True, True]
+    assert table.to_markdown().splitlines()[1] == "| --- | ---: | ---: |"
+    assert table.to_text().splitlines()[2:] == [
+        "  bm25   0.5000   +0.1000†",
+        "  x          12          -",
+    ]
+
+
+def test_a_row_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match=r"has 1 cells; expected 2"):
+        Table("t", ["a", "b"], [["x"]])
