@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,14 @@ import pytest
 from hypothesis import settings
 
 from background_checks import BackgroundChecks
+
+# Bytecode is written, whatever PYTHONDONTWRITEBYTECODE says: the project's modules are an
+# editable install that pip never compiled, and the run starts about a thousand Python processes
+# (ef-eval commands, inner pytest runs, Ray workers, plugin probes) that would otherwise each
+# compile what they import again, and each worker rewrite every test module's asserts again.
+# The first process to import a module writes its __pycache__ (git ignores it); the rest read it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # The limits that keep the run finishing: stuck tests fail as themselves (tests/suite_limits.py);
 # every process the run starts ends with it (tests/process_groups.py).
