@@ -23,6 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ef.evaluation._running.inline as inline_module
+import ef.evaluation._running.runner as runner_module
 from ef.evaluation._exceptions import QueryError
 from ef.evaluation._report.reports import QueryFailure
 from ef.evaluation._running.runner import (
@@ -523,34 +525,80 @@ async def test_a_sync_call_that_hangs_is_abandoned_after_the_timeout() -> None:
 # -- rate limit -------------------------------------------------------------------------------
 
 
+class Releases:
+    """The pacer's release times: each attempt's turn as the pacer computed it.
+
+    A start the machine delays comes after its release, and shortens the gap to the next start:
+    the rate limit is a promise about releases, and a start never comes before its own."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.times: list[float] = []
+        # The loop's clock minus time.monotonic (trio's clock has an offset; asyncio's none).
+        self.offsets: list[float] = []
+        releases, offsets = self.times, self.offsets
+
+        class AsyncPacer(runner_module._AsyncPacer):
+            async def wait(self, requests: int = 1) -> None:
+                await super().wait(requests)
+                releases.append(self._next_start - self._interval * requests)
+                offsets.append(anyio.current_time() - time.monotonic())
+
+        class InlineRun(inline_module._InlineRun):
+            def _pace(self, requests: int) -> None:
+                super()._pace(requests)
+                releases.append(self._next_start - self._interval * requests)
+                offsets.append(0.0)
+
+        monkeypatch.setattr(runner_module, "_AsyncPacer", AsyncPacer)
+        monkeypatch.setattr(inline_module, "_InlineRun", InlineRun)
+
+    def check(self, starts: list[float], rate: float, *, monotonic: bool = False) -> None:
+        """Every release at least ``1 / rate`` after the one before, and the ``i``-th start
+        (in time order) no earlier than the ``i``-th release; ``monotonic`` when the starts
+        were read from time.monotonic rather than the loop's clock (threads)."""
+        assert len(self.times) == len(starts)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(self.times)]
+        assert min(gaps) >= (1 - 1e-9) / rate
+        releases = self.times
+        if monotonic:  # the two clocks were read one after the other: a microsecond apart
+            paired = zip(self.times, self.offsets, strict=True)
+            releases = [t - offset - 1e-3 for t, offset in paired]
+        pairs = zip(sorted(starts), releases, strict=True)
+        assert all(start >= release for start, release in pairs), (sorted(starts), releases)
+
+
 @pytest.mark.anyio
-async def test_rate_limit_spaces_every_attempt_across_workers() -> None:
+async def test_rate_limit_spaces_every_attempt_across_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     rate = 50.0
+    releases = Releases(monkeypatch)
     retriever = AsyncRetriever(fail_times={"text-q0": 1, "text-q3": 1})
     await run(retriever, plan(8), rate_limit=rate, max_concurrency=4, retries=1, backoff_base=0)
-    starts = sorted(start for _, start in retriever.probe.starts)
-    assert len(starts) == 10
-    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.9 / rate
-    assert starts[-1] - starts[0] < 9 / rate * 4
+    starts = [start for _, start in retriever.probe.starts]
+    assert len(starts) == 10  # 8 queries, 2 retried: every attempt is paced, by one pacer
+    releases.check(starts, rate)
 
 
 @pytest.mark.anyio
-async def test_rate_limit_applies_to_threads() -> None:
+async def test_rate_limit_applies_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     rate = 40.0
+    releases = Releases(monkeypatch)
     retriever = SyncRetriever()
     await run(retriever, plan(8), rate_limit=rate, max_concurrency=4)
-    starts = sorted(start for _, start in retriever.probe.starts)
-    assert starts[-1] - starts[0] >= 7 / rate * 0.8
+    starts = [start for _, start in retriever.probe.starts]
+    assert len(starts) == 8
+    releases.check(starts, rate, monotonic=True)
 
 
-def test_rate_limit_applies_inline() -> None:
+def test_rate_limit_applies_inline(monkeypatch: pytest.MonkeyPatch) -> None:
     rate = 50.0
+    releases = Releases(monkeypatch)
     retriever = SyncRetriever()
     run_queries_inline(retriever, plan(6), RunnerOptions(rate_limit=rate), lambda _: None)
     starts = [start for _, start in retriever.probe.starts]
-    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.9 / rate
+    assert len(starts) == 6
+    releases.check(starts, rate)
 
 
 # -- failures: raise and record ---------------------------------------------------------------
