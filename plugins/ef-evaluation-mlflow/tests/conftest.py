@@ -6,7 +6,10 @@ client uploads and downloads them over HTTP, as against a remote server). It is 
 first worker that needs it starts it, as a service of the run (``tests/process_groups.py``: a
 session of its own, with the workers it starts, ended with the run), and the other workers use
 it too. Each test module logs to experiments of its own names. Telemetry is off in the tests and
-in the server: the tests may talk to 127.0.0.1 only.
+in the server: the tests may talk to 127.0.0.1 only. The server runs without its job runner
+(``MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false``): the GenAI jobs it runs (scorers, prompt
+optimization) are no part of what the plugin logs or reads, and its consumer processes, each
+importing MLflow and polling, took more CPU than the rest of the server.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ os.environ["DO_NOT_TRACK"] = "true"
 os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"
 
 READY_WITHIN = 240.0  # seconds: the first start creates the SQLite schema (migrations)
+POLL = 0.1  # seconds between two health checks while the server starts
+SERVER_ENVIRONMENT = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 QRELS = (
     "q1 0 d1 1\nq1 0 d2 2\nq1 0 d5 1\nq2 0 d3 1\nq2 0 d4 1\nq3 0 d1 2\nq3 0 d6 1\n"
     "q4 0 d2 1\nq4 0 d7 1\nq5 0 d8 1\n"
@@ -70,7 +75,7 @@ def _ready(uri: str, process: subprocess.Popen[Any], log: Path) -> None:
                     return
         except (urllib.error.URLError, OSError):
             pass
-        time.sleep(0.5)
+        time.sleep(POLL)
     raise RuntimeError(f"mlflow server not ready in {READY_WITHIN:g} s:\n{log.read_text()[-3000:]}")
 
 
@@ -103,6 +108,7 @@ def _start_server(
         process = process_groups.start_service(
             command,
             shared=True,
+            env={**os.environ, **SERVER_ENVIRONMENT},
             stdout=output,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
