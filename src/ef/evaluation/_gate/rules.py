@@ -145,7 +145,7 @@ class GateRule(JsonReport):
         """The rule of a JSON form (:meth:`to_dict`), of the class its ``kind`` names.
 
         >>> GateRule.from_json(MaxDrop('ndcg@10', 0.01).to_json())
-        MaxDrop(metric='ndcg@10', group=None, threshold=0.01)
+        MaxDrop(metric='ndcg@10', threshold=0.01, group=None)
         """
         rule = rule_from_json(data, "")
         if not isinstance(rule, cls):
