@@ -149,3 +149,17 @@ def test_the_page_shows_the_same_cells(tmp_path):
     report, current, baseline = _reports()
     page = report.to_html(tmp_path / "gate.html", current, baseline)
     assert _html_rows(page) == _expected(report)
+
+
+def test_a_rule_judged_on_one_query_has_no_interval_and_every_output_says_so():
+    qrels = {"q1": {"d1": 1}}
+    current = evaluate_run({"q1": {"d1": 1.0}}, qrels)
+    baseline = evaluate_run({"q1": {"d2": 1.0, "d1": 0.5}}, qrels)
+    report = check(current, baseline, [Floor("ndcg@10", 0.1), FailIfSignificantlyWorse("ndcg@10")])
+    assert [(r.interval, r.p_value) for r in report.results] == [(None, None), (None, None)]
+    assert all(r.passed for r in report.results)
+    back = CheckReport.from_json(report.to_json())
+    assert back == report and [r.interval for r in back.results] == [None, None]
+    for line in report.to_text().splitlines()[2:4]:
+        assert re.search(r"\+0\.3691\s+-\s+-\s+PASS$", line), line
+    assert "interval=" not in report.to_junit() and "p=" not in report.to_junit()

@@ -76,7 +76,11 @@ TESTS: dict[Path, tuple[str, ...]] = {
         "tests/test_gate_outputs.py",
         "tests/test_gate.py",
     ),
-    GATE / "report.py": ("tests/test_gate_outputs.py", "tests/test_gate.py"),
+    GATE / "report.py": (
+        "tests/test_gate_outputs.py",
+        "tests/test_gate.py",
+        "tests/test_gate_tables.py",
+    ),
     GATE / "reading.py": ("tests/test_read_report.py", "tests/test_gate_inputs.py"),
     **{
         path: ("plugins/ef-evaluation-pytest/tests",)
