@@ -26,8 +26,10 @@ import pytrec_eval
 # here, they stay loaded across the runs.
 import scipy.stats  # noqa: F401
 
+import ef_evaluation_pytest
 from ef.evaluation import read_beir, resolve_builtin, write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
+from ef_evaluation_pytest import _gate
 
 pytest_plugins = ["pytester"]
 
@@ -359,3 +361,79 @@ def test_two_tests_naming_one_baseline_cannot_both_write_it(pytester):
     written = json.loads(baseline_path(pytester).read_text(encoding="utf-8"))
     expected = oracle_ndcg(GATE_DATA["rankings"]())
     assert {q: v["ndcg@10"] for q, v in written["per_query"].items()} == pytest.approx(expected)
+
+
+# What ef_check makes of its arguments: each shape of rules, correction="none", and the clear
+# failures of no rules at all.
+
+ARGUMENT_TESTS = """
+import pytest
+from gate_data import QRELS, QUERIES, retriever
+
+
+def gate(ef_check, **given):
+    return ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="base.json", **given)
+
+
+def test_write(ef_check):
+    gate(ef_check, rules=["ndcg@10 >= 0.1"])
+
+
+def test_one_rule_as_a_string(ef_check):
+    report = gate(ef_check, rules="ndcg@10 >= 0.1")
+    assert [result.rule.text for result in report.results] == ["ndcg@10 >= 0.1"]
+
+
+def test_no_correction(ef_check):
+    report = gate(ef_check, rules={"ndcg@10": {"fail_if": "significantly_worse"}},
+                  correction="none")
+    assert report.passed and report.correction is None
+    assert "(no correction, alpha 0.05)" in report.to_text()
+
+
+def test_a_metric_without_a_table(ef_check):
+    gate(ef_check, rules={"ndcg@10": 0.5})
+
+
+def test_no_rule_in_the_list(ef_check):
+    gate(ef_check, rules=[])
+
+
+def test_no_rules_and_no_pyproject(ef_check):
+    gate(ef_check)
+
+
+def test_a_dataset_beside_qrels(ef_check):
+    gate(ef_check, rules=["ndcg@10 >= 0.1"], dataset="builtin:stdlib-docs")
+
+
+def test_qrels_without_queries(ef_check):
+    ef_check(retriever(), qrels=QRELS, baseline="base.json", rules=["ndcg@10 >= 0.1"])
+"""
+
+
+def test_each_shape_of_rules_and_the_failures_of_none(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_arguments=ARGUMENT_TESTS)
+    written = run(pytester, "--ef-update-baselines", "-k", "write")
+    written.assert_outcomes(passed=1, deselected=7)
+    result = run(pytester, "-k", "not write", "-rA")
+    result.assert_outcomes(passed=2, failed=5, deselected=1)
+    output = result.stdout.str()
+    assert "PASSED test_arguments.py::test_one_rule_as_a_string" in output
+    assert "PASSED test_arguments.py::test_no_correction" in output
+    assert (
+        "TypeError: rules['ndcg@10']: expected a table of rules such as {'min': 0.5}, got 0.5"
+        in output
+    )
+    assert "ef_check: no rules to check" in output
+    assert "ef_check: no rules: give rules=..., or a [tool.ef-evaluation.check] table in" in output
+    assert "TypeError: ef_check: give dataset=, or qrels= and queries=, not both" in output
+    assert "TypeError: ef_check: give dataset=, or qrels= and queries=\n" in output
+
+
+def test_the_gate_classes_are_reached_from_the_package() -> None:
+    assert ef_evaluation_pytest.QualityGate is _gate.QualityGate
+    assert ef_evaluation_pytest.Rules is _gate.Rules
+    with pytest.raises(AttributeError, match="has no attribute 'Gate'"):
+        _ = ef_evaluation_pytest.Gate  # type: ignore[attr-defined]
