@@ -376,7 +376,7 @@ def gate(ef_check, **given):
 
 
 def test_write(ef_check):
-    gate(ef_check, rules=["ndcg@10 >= 0.1"])
+    assert gate(ef_check, rules=["ndcg@10 >= 0.1"]) is None  # written, nothing checked
 
 
 def test_one_rule_as_a_string(ef_check):
@@ -409,6 +409,16 @@ def test_a_dataset_beside_qrels(ef_check):
 
 def test_qrels_without_queries(ef_check):
     ef_check(retriever(), qrels=QRELS, baseline="base.json", rules=["ndcg@10 >= 0.1"])
+
+
+def test_a_baseline_of_another_kind(ef_check, request):
+    from ef.evaluation import evaluate_rag
+
+    sample = {"user_input": "q", "retrieved_contexts": ["a b"], "response": "a", "reference": "a"}
+    rag = request.path.parent / "rag.json"
+    rag.write_text(evaluate_rag([sample]).to_json())
+    ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="rag.json",
+             rules=["ndcg@10 >= 0.1"])
 """
 
 
@@ -416,9 +426,9 @@ def test_each_shape_of_rules_and_the_failures_of_none(pytester: pytest.Pytester)
     pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
     pytester.makepyfile(test_arguments=ARGUMENT_TESTS)
     written = run(pytester, "--ef-update-baselines", "-k", "write")
-    written.assert_outcomes(passed=1, deselected=7)
+    written.assert_outcomes(passed=1, deselected=8)
     result = run(pytester, "-k", "not write", "-rA")
-    result.assert_outcomes(passed=2, failed=5, deselected=1)
+    result.assert_outcomes(passed=2, failed=6, deselected=1)
     output = result.stdout.str()
     assert "PASSED test_arguments.py::test_one_rule_as_a_string" in output
     assert "PASSED test_arguments.py::test_no_correction" in output
@@ -430,6 +440,10 @@ def test_each_shape_of_rules_and_the_failures_of_none(pytester: pytest.Pytester)
     assert "ef_check: no rules: give rules=..., or a [tool.ef-evaluation.check] table in" in output
     assert "TypeError: ef_check: give dataset=, or qrels= and queries=, not both" in output
     assert "TypeError: ef_check: give dataset=, or qrels= and queries=\n" in output
+    # A baseline of another kind is refused naming the file, once.
+    rag = pytester.path / "rag.json"
+    assert f"{rag}: a RagEvalReport, not a retrieval report" in output
+    assert f"{rag}: {rag}" not in output
 
 
 def test_the_gate_classes_are_reached_from_the_package() -> None:
