@@ -7,10 +7,16 @@ connects to it as a driver of its own (``ray.init`` then ``ray.shutdown``): a fr
 actors end with the module, as with a cluster per module. The tests' actors are anonymous and
 not detached, so drivers in other workers never see them.
 
+A module marked ``ray_job_env`` runs its actors and tasks with those environment variables
+(the job's ``runtime_env``): ``test_ray.py`` has its dense shards encode with ef's numpy
+encoder, as the test's own process then does, rather than import torch in each.
+
 A module marked ``own_ray_cluster`` starts a cluster of its own instead (in the test's process,
 as ``ray.cluster_utils.Cluster``), for tests that change the cluster itself: ``test_ray.py``
 adds a node and removes one that holds one of its replicas, which may be any node but the head
-and would be taken from under the other modules' actors on the run's cluster.
+and would be taken from under the other modules' actors on the run's cluster. It starts no more
+than the tests use: no autoscaler monitor, no log monitor (nothing is logged to the driver), and
+no workers started ahead of the first task (each actor starts its own worker anyway).
 
 Ray reads its environment when it is imported: usage statistics stay off, and
 ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` keeps ``ray.init`` from turning the loopback address
@@ -47,6 +53,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "own_ray_cluster(reason): the module's tests get a Ray cluster of their own, not the "
         "run's (they change the cluster)",
     )
+    config.addinivalue_line(
+        "markers",
+        "ray_job_env(**variables): environment variables of the module's Ray job, set in every "
+        "process that runs its actors and tasks",
+    )
 
 
 @dataclass(frozen=True)
@@ -74,9 +85,13 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     ``ray.cluster_utils.Cluster``."""
     import ray
 
+    variables = request.node.get_closest_marker("ray_job_env")
+    runtime_env = {"env_vars": dict(variables.kwargs)} if variables else None
     if request.node.get_closest_marker("own_ray_cluster") is None:
         address = process_groups.ray_cluster()
-        ray.init(address=address, logging_level="warning", log_to_driver=False)
+        ray.init(
+            address=address, logging_level="warning", log_to_driver=False, runtime_env=runtime_env
+        )
         try:
             yield RunCluster(address)
         finally:
@@ -87,11 +102,23 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     started = Cluster(
         initialize_head=True,
-        head_node_args={**NODE, "num_cpus": 2, "include_dashboard": False},
+        head_node_args={
+            **NODE,
+            "num_cpus": 2,
+            "include_dashboard": False,
+            "no_monitor": True,
+            "include_log_monitor": False,
+            "_system_config": {"prestart_worker_first_driver": False},
+        },
     )
     try:
         started.add_node(**NODE, num_cpus=2)
-        ray.init(address=started.address, logging_level="warning", log_to_driver=False)
+        ray.init(
+            address=started.address,
+            logging_level="warning",
+            log_to_driver=False,
+            runtime_env=runtime_env,
+        )
         yield started
     finally:
         ray.shutdown()

@@ -23,11 +23,16 @@ from ef_evaluation_ray import RayRetriever, ShardedIndex
 from ef_evaluation_ray._bm25_shard import CollectionStatistics, global_bm25_shard, shard_statistics
 from ef_evaluation_ray._sharded import merge_hits, split_corpus
 
+# Dense indexes encode with ef's numpy encoder, in the actors (the module's Ray job) as in this
+# process: the same all-MiniLM-L6-v2, sharded the same way, without importing torch in each.
+DENSE_BACKEND = {"EF_DENSE_BACKEND": "numpy"}
+
 # A cluster of its own: a test below removes a node holding one of its replicas, which may be
 # any node but the head (on the run's cluster, a node the other modules' actors run on).
 pytestmark = [
     pytest.mark.usefixtures("cluster"),
     pytest.mark.own_ray_cluster("removes a node"),
+    pytest.mark.ray_job_env(**DENSE_BACKEND),
 ]
 
 # The actors run the test's retrievers; they cannot import this module, so it travels by value.
@@ -124,8 +129,10 @@ def test_a_sharded_bm25_index_ranks_as_the_unsharded_one(local_report: Any) -> N
     assert [shard["documents"] for shard in shards] == [120, 120]
 
 
-@pytest.mark.timeout(600)  # at least 10 times its time on an idle 2-core machine
-def test_a_sharded_dense_index_ranks_as_the_unsharded_one() -> None:
+@pytest.mark.timeout(240)  # at least 10 times its time on an idle 2-core machine
+def test_a_sharded_dense_index_ranks_as_the_unsharded_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in DENSE_BACKEND.items():
+        monkeypatch.setenv(name, value)  # as the shards encode
     corpus = dict(list(CORPUS.items())[:40])
     corpus.update({"py1": "Sort a list in place.", "py2": "Open a file for reading."})
     model = "st:all-MiniLM-L6-v2"
@@ -186,9 +193,16 @@ def asked(folder: Path) -> list[tuple[str, str]]:
     return [(where, query) for where, query in (line.split("\t") for line in lines)]
 
 
+# asyncio only: a node lost is a replica lost, as the driver sees it (a RayActorError); trio's
+# path for a lost replica, a worker thread per call, is the one test_ray_batching.py covers.
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_a_node_lost_with_a_query_in_flight_loses_nothing(
-    cluster: Any, loopback_node: dict[str, Any], tmp_path: Path, local_report: Any
+    cluster: Any,
+    loopback_node: dict[str, Any],
+    tmp_path: Path,
+    local_report: Any,
+    anyio_backend: str,
 ) -> None:
     head = cluster.head_node.node_id
     cluster.add_node(**loopback_node, num_cpus=1)  # in the main thread: it installs signal handlers
