@@ -103,21 +103,25 @@ async def test_one_failing_query_fails_alone_in_its_batch(picky: RayRetriever) -
         assert [(h.doc_id, h.score) for h in found[position]] == expected(queries[position], 5)
 
 
+@pytest.fixture(scope="module")
+def by_default() -> Any:
+    retriever = RayRetriever(functools.partial(ingest, CORPUS), num_cpus=0.5)
+    yield retriever.start()
+    retriever.shutdown()
+
+
 @pytest.mark.anyio
-async def test_by_default_a_call_carries_up_to_32_searches() -> None:
+async def test_by_default_a_call_carries_up_to_32_searches(by_default: RayRetriever) -> None:
     # Ray's side of a call costs the driver about as much CPU as a millisecond's search:
     # calls of up to 32 let 2 replicas on 2 cores answer ~1.7x what one does (bench_ray.py).
-    retriever = RayRetriever(functools.partial(ingest, CORPUS), num_cpus=0.5).start()
     queries = [QUERIES[f"q{i % 12}"] for i in range(70)]
-    try:
-        found = await search_together(retriever, queries)
-    finally:
-        retriever.shutdown()
-    assert retriever.max_batch == 32
+    before = by_default._batches.calls
+    found = await search_together(by_default, queries)
+    assert by_default.max_batch == 32
     # 32 and 32 sent at once (2 in flight), then 6, on a quiet machine; on a busy one the
     # searches reach the batcher spread out and go in more, smaller calls: never over 32 each
     # (so at least 3 calls), and batched (at least 2 searches a call on average).
-    assert 3 <= retriever._batches.calls <= len(queries) // 2
+    assert 3 <= by_default._batches.calls - before <= len(queries) // 2
     answers = {query: expected(query, 5) for query in set(queries)}
     for query, hits in zip(queries, found, strict=True):
         assert [(hit.doc_id, hit.score) for hit in hits] == answers[query]
