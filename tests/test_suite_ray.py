@@ -11,7 +11,7 @@ import functools
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -44,11 +44,69 @@ def on_ray(corpus: Any) -> Any:
     return RayRetriever(functools.partial(ingest, corpus), replicas=2, num_cpus=0.5)
 
 
-def test_a_system_on_ray_gives_the_local_cells(ray_session: ModuleType, tmp_path: Path) -> None:
-    datasets = [str(beir_folder(tmp_path, name, seed)) for name, seed in (("pine", 6), ("oak", 7))]
+def alive(ray: ModuleType, actors: list[Any]) -> int:
+    """How many of ``actors`` are not known to be dead (an actor slow to answer counts)."""
+    from ray.exceptions import RayActorError
+
+    count = 0
+    for actor in actors:
+        answer = actor.ready.remote()
+        ready, _ = ray.wait([answer], timeout=5)
+        try:
+            if ready:
+                ray.get(answer)
+            count += 1
+        except RayActorError:
+            pass
+    return count
+
+
+def left_after_a_while(ray: ModuleType, actors: list[Any]) -> int:
+    """How many of ``actors`` still run after 30 s at most (a killed actor is known dead within a
+    moment)."""
+    left = alive(ray, actors)
+    deadline = time.monotonic() + 30
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = alive(ray, actors)
+    return left
+
+
+@dataclass
+class SuiteOnRay:
+    """A suite of bm25 run locally and on Ray, and what its Ray cells' actors did."""
+
+    report: Any
+    cells: list[list[Any]]
+    """Each Ray cell's actors, as the suite started them."""
+    alive_at_start: list[int]
+    """At the start of each Ray cell, how many of the previous one's actors still ran."""
+
+
+@pytest.fixture(scope="module")
+def suite_on_ray(ray_session: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> SuiteOnRay:
+    """One suite for both tests below: the Ray cells' replicas are its cost."""
+    cells: list[list[Any]] = []
+    alive_at_start: list[int] = []
+
+    def recording(corpus: Any) -> Any:
+        # The previous cell's actors are still referenced here: only its shutdown ends them.
+        # (Other drivers share the cluster: its free CPUs say nothing of this suite's actors.)
+        alive_at_start.append(left_after_a_while(ray_session, cells[-1]) if cells else 0)
+        retriever = on_ray(corpus)
+        cells.append(list(retriever._actors()))
+        return retriever
+
+    folder = tmp_path_factory.mktemp("suite")
+    datasets = [str(beir_folder(folder, name, seed)) for name, seed in (("pine", 6), ("oak", 7))]
     report = evaluate_suite(
-        {"bm25": "bm25", "bm25 on ray": on_ray}, datasets, k_values=(1, 10), metrics=("ndcg",)
+        {"bm25": "bm25", "bm25 on ray": recording}, datasets, k_values=(1, 10), metrics=("ndcg",)
     )
+    return SuiteOnRay(report, cells, alive_at_start)
+
+
+def test_a_system_on_ray_gives_the_local_cells(suite_on_ray: SuiteOnRay) -> None:
+    report = suite_on_ray.report
     for dataset in report.datasets:
         local, spread = (report.cells[dataset][s] for s in ("bm25", "bm25 on ray"))
         assert spread.metrics == local.metrics
@@ -57,46 +115,7 @@ def test_a_system_on_ray_gives_the_local_cells(ray_session: ModuleType, tmp_path
 
 
 def test_each_cells_actors_are_freed_before_the_next_cell(
-    ray_session: ModuleType, tmp_path: Path
+    ray_session: ModuleType, suite_on_ray: SuiteOnRay
 ) -> None:
-    from ray.exceptions import RayActorError
-
-    cells: list[list[Any]] = []  # each cell's actors, as the suite starts them
-    alive_at_start = []
-
-    def alive(actors: list[Any]) -> int:
-        """How many of ``actors`` are not known to be dead (an actor slow to answer counts)."""
-        count = 0
-        for actor in actors:
-            answer = actor.ready.remote()
-            ready, _ = ray_session.wait([answer], timeout=5)
-            try:
-                if ready:
-                    ray_session.get(answer)
-                count += 1
-            except RayActorError:
-                pass
-        return count
-
-    def left_after_a_while(actors: list[Any]) -> int:
-        """How many of ``actors`` still run after 30 s at most (a killed actor is known dead
-        within a moment)."""
-        left = alive(actors)
-        deadline = time.monotonic() + 30
-        while left and time.monotonic() < deadline:
-            time.sleep(0.05)
-            left = alive(actors)
-        return left
-
-    def recording(corpus: Any) -> Any:
-        # The previous cell's actors are still referenced here: only its shutdown ends them.
-        # (Other drivers share the cluster: its free CPUs say nothing of this suite's actors.)
-        alive_at_start.append(left_after_a_while(cells[-1]) if cells else 0)
-        retriever = on_ray(corpus)
-        cells.append(list(retriever._actors()))
-        return retriever
-
-    datasets = [str(beir_folder(tmp_path, name, seed)) for name, seed in (("elm", 8), ("ash", 9))]
-    evaluate_suite({"ray": recording}, datasets, k_values=(10,), metrics=("ndcg",))
-    assert alive_at_start == [0, 0]
-    assert left_after_a_while(cells[-1]) == 0  # the last cell's too
+    assert suite_on_ray.alive_at_start == [0, 0]
+    assert left_after_a_while(ray_session, suite_on_ray.cells[-1]) == 0  # the last cell's too
