@@ -105,6 +105,8 @@ def suite_on_ray(ray_session: ModuleType, tmp_path_factory: pytest.TempPathFacto
     return SuiteOnRay(report, cells, alive_at_start)
 
 
+# The suite runs in its setup (with the run's cluster's start, for the first module to ask).
+@pytest.mark.timeout(240)  # at least 10 times its time on an idle 2-core machine
 def test_a_system_on_ray_gives_the_local_cells(suite_on_ray: SuiteOnRay) -> None:
     report = suite_on_ray.report
     for dataset in report.datasets:
