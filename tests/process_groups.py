@@ -582,7 +582,16 @@ def serve_ray_cluster(address_file: Path) -> None:
 
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={**RAY_NODE, "num_cpus": 2, "include_dashboard": False},
+        head_node_args={
+            **RAY_NODE,
+            "num_cpus": 2,
+            "include_dashboard": False,
+            # No test autoscales or reads the cluster's logs, and a worker starts with its first
+            # task: daemons that would only cost CPU for the whole run are not started.
+            "no_monitor": True,
+            "include_log_monitor": False,
+            "_system_config": {"prestart_worker_first_driver": False},
+        },
     )
     try:
         cluster.add_node(**RAY_NODE, num_cpus=2)
