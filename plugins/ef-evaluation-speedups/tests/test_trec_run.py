@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 import ef_evaluation_speedups
 from ef_evaluation_speedups import LineError, fast_float, parse_trec_run
 from ef_evaluation_speedups._trec_run import RunParser
-from speedups_switch import speedups_hooks, speedups_off
+from speedups_switch import speedups_hooks, speedups_off, speedups_on
 
 CHUNK_SIZES = (1, 2, 3, 7, 64, ef_evaluation_speedups.CHUNK_SIZE)
 BOM = b"\xef\xbb\xbf"
@@ -159,36 +159,62 @@ separators = st.one_of(
     st.just(" "), st.just("\t"), st.text(ASCII_SPACE + UNICODE_SPACE, min_size=1, max_size=3)
 )
 margins = st.one_of(st.just(""), st.text(ASCII_SPACE + UNICODE_SPACE, max_size=2))
+# The strategies run_lines and run_files draw from are made once, not for each line or file: a
+# new strategy is validated when it is first drawn from, which costs more than the draw.
+LINE_CHARS = ID_CHARS + ASCII_SPACE + UNICODE_SPACE
+garbage = st.text(LINE_CHARS, max_size=30)
+# Garbage that is not a blank line: up to 30 characters, one of them not whitespace.
+garbage_not_blank = st.builds(
+    "{}{}{}".format,
+    st.text(LINE_CHARS, max_size=14),
+    st.sampled_from(ID_CHARS),
+    st.text(LINE_CHARS, max_size=15),
+)
+column_counts = st.sampled_from([1, 2, 3, 4, 5, 7, 8, 12])
+line_ends = st.sampled_from(["\n", "\r\n"])
 INVALID_UTF8 = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe4\xb8", b"\x80"]
+invalid_utf8 = st.sampled_from(INVALID_UTF8)
+one_in_three = st.sampled_from([False, False, True])
+one_in_six = st.sampled_from([False] * 5 + [True])
 
 CLEAN_KINDS = ["valid"] * 8 + ["blank"]
 MIXED_KINDS = [*CLEAN_KINDS, "columns", "score", "garbage"]
+any_kinds = st.sampled_from([CLEAN_KINDS, CLEAN_KINDS, MIXED_KINDS])
+kind_choices: dict[tuple[str, ...], st.SearchStrategy[str]] = {}  # a line's kind, by kinds
 
 
 @st.composite
 def run_lines(
-    draw: st.DrawFn, kinds: list[str], min_size: int = 0, max_size: int = 25
+    draw: st.DrawFn,
+    kinds: list[str],
+    min_size: int = 0,
+    max_size: int = 25,
+    garbage_lines: st.SearchStrategy[str] = garbage,
 ) -> list[str]:
-    """Lines of a run file, without their line ends."""
-    qids = list(dict.fromkeys(draw(st.lists(id_tokens, min_size=1, max_size=4))))
-    docs = list(dict.fromkeys(draw(st.lists(id_tokens, min_size=1, max_size=12))))
+    """Lines of a run file, without their line ends; a line of kind ``garbage`` is drawn from
+    ``garbage_lines``."""
+    if tuple(kinds) not in kind_choices:
+        kind_choices[tuple(kinds)] = st.sampled_from(kinds)
+    line_kinds = kind_choices[tuple(kinds)]
+    qids = st.sampled_from(list(dict.fromkeys(draw(st.lists(id_tokens, min_size=1, max_size=4)))))
+    docs = st.sampled_from(list(dict.fromkeys(draw(st.lists(id_tokens, min_size=1, max_size=12)))))
     distinct_docs = draw(st.booleans())  # else doc ids repeat within a query
     lines = []
     for index in range(draw(st.integers(min_size, max_size))):
-        kind = draw(st.sampled_from(kinds))
+        kind = draw(line_kinds)
         if kind == "blank":
             lines.append(draw(margins))
             continue
         if kind == "garbage":
-            lines.append(draw(st.text(ID_CHARS + ASCII_SPACE + UNICODE_SPACE, max_size=30)))
+            lines.append(draw(garbage_lines))
             continue
-        doc = draw(st.sampled_from(docs)) + (f"~{index}" if distinct_docs else "")
+        doc = draw(docs) + (f"~{index}" if distinct_docs else "")
         scores = {"score": any_scores, "bad score": bad_scores}.get(kind, finite_scores)
         score = draw(scores)
-        tokens = [draw(st.sampled_from(qids)), draw(fillers), doc, draw(fillers), score]
+        tokens = [draw(qids), draw(fillers), doc, draw(fillers), score]
         tokens.append(draw(fillers))
         if kind == "columns":
-            count = draw(st.sampled_from([1, 2, 3, 4, 5, 7, 8, 12]))
+            count = draw(column_counts)
             tokens = (tokens * 2)[:count]
         line = draw(margins)
         for token in tokens[:-1]:
@@ -206,20 +232,20 @@ def run_files(
 ) -> bytes:
     """The bytes of a run file: lines, CRLF or LF, maybe a BOM, bad UTF-8 or gzip."""
     if kinds is None:
-        kinds = draw(st.sampled_from([CLEAN_KINDS, CLEAN_KINDS, MIXED_KINDS]))
+        kinds = draw(any_kinds)
     lines = draw(run_lines(kinds, max_size=max_lines))
-    text = "".join(line + draw(st.sampled_from(["\n", "\r\n"])) for line in lines)
+    text = "".join(line + draw(line_ends) for line in lines)
     if lines and draw(st.booleans()):
         text = text.removesuffix("\n").removesuffix("\r")  # no line end after the last line
     data = text.encode()
-    if draw(st.sampled_from([False, False, True])):
+    if draw(one_in_three):
         data = BOM + data
     if damaged is None:
-        damaged = draw(st.sampled_from([False] * 5 + [True]))
+        damaged = draw(one_in_six)
     if damaged:
         at = draw(st.integers(0, len(data)))
-        data = data[:at] + draw(st.sampled_from(INVALID_UTF8)) + data[at:]
-    if draw(st.sampled_from([False, False, True])):
+        data = data[:at] + draw(invalid_utf8) + data[at:]
+    if draw(one_in_three):
         data = gzip.compress(data, mtime=0)
     return data
 
@@ -233,9 +259,36 @@ def plugin(speedups_loaded: None) -> None:
     assert "ef_evaluation_trec_run_parser" in (speedups_hooks() or ())
 
 
+@pytest.fixture
+def plugin_off_between_reads() -> Iterator[None]:
+    """The plugin switched off for a whole property test, its examples switching it on for the
+    reads that need it (:func:`plugin_reader`).
+
+    Registering the plugin's module for a read and removing it again is cheap; switching the
+    plugin off is not (afterwards every installed plugin is loaded again), and would otherwise
+    be most of each example's time.
+    """
+    with speedups_off():
+        yield
+
+
+@contextlib.contextmanager
+def plugin_reader() -> Iterator[None]:
+    """The plugin on: ``read_trec_run`` tries its parser first. Where a test switched the plugin
+    off, its module is registered again for the block, as conftest.py registers it where it is
+    not selected."""
+    with speedups_on():
+        assert "ef_evaluation_trec_run_parser" in (speedups_hooks() or ())
+        yield
+
+
 @contextlib.contextmanager
 def builtin_reader() -> Iterator[None]:
-    """Switch the plugin off: ``read_trec_run`` uses its built-in pure-Python reader."""
+    """The plugin off: ``read_trec_run`` uses its built-in pure-Python reader. Where a test
+    switched it off already (:func:`plugin_off_between_reads`), it stays off."""
+    if speedups_hooks() is None:
+        yield
+        return
     with speedups_off():
         yield
 
@@ -340,10 +393,15 @@ def assert_parser_matches(path: Path, chunk_sizes: tuple[int, ...] = CHUNK_SIZES
         assert (lines, blank) == counts, chunk_size
 
 
-def assert_read_matches(path: Path) -> None:
-    """read_trec_run gives the same table, or the same error, with the plugin on and off."""
-    expected = builtin_read(path)
-    got = read_outcome(path)
+def assert_read_matches(path: Path, expected: Table | DatasetFormatError | None = None) -> None:
+    """read_trec_run gives the same table, or the same error, with the plugin on and off.
+
+    ``expected``: what the built-in reader made of ``path`` already, if the caller asked it.
+    """
+    if expected is None:
+        expected = builtin_read(path)
+    with plugin_reader():
+        got = read_outcome(path)
     if isinstance(expected, DatasetFormatError):
         assert type(got) is DatasetFormatError
         assert (str(got), got.line) == (str(expected), expected.line)
@@ -369,6 +427,7 @@ def test_parser_matches_builtin_reader(run_path: Path, data: bytes) -> None:
 
 
 @pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
+@pytest.mark.usefixtures("plugin_off_between_reads")
 @SETTINGS
 @given(data=run_files())
 def test_read_trec_run_same_with_plugin_on_and_off(run_path: Path, data: bytes) -> None:
@@ -377,10 +436,16 @@ def test_read_trec_run_same_with_plugin_on_and_off(run_path: Path, data: bytes) 
 
 
 @pytest.mark.timeout(300)  # at least 10 times its time on an idle 2-core machine
+@pytest.mark.usefixtures("plugin_off_between_reads")
 @SETTINGS
 @given(
     before=run_files(kinds=CLEAN_KINDS, damaged=False, max_lines=10),
-    bad=run_lines(kinds=["columns", "bad score", "garbage"], min_size=1, max_size=1),
+    bad=run_lines(
+        kinds=["columns", "bad score", "garbage"],
+        min_size=1,
+        max_size=1,
+        garbage_lines=garbage_not_blank,
+    ),
     after=run_files(kinds=MIXED_KINDS, max_lines=5),
 )
 def test_line_error_names_the_first_bad_line(
@@ -395,10 +460,11 @@ def test_line_error_names_the_first_bad_line(
         before += b"\n"
     run_path.write_bytes(before + bad[0].encode() + b"\n" + after.removeprefix(BOM))
     expected = builtin_read(run_path)
-    # Garbage may happen to be a blank or valid line: only files with a bad line are of use.
+    # Garbage is never blank, but may happen to be a valid line: only files with a bad line
+    # are of use.
     assume(isinstance(expected, DatasetFormatError) and "listed again" not in expected.problem)
     assert_parser_matches(run_path, chunk_sizes=(1, 64))
-    assert_read_matches(run_path)
+    assert_read_matches(run_path, expected)
 
 
 SPECIAL_FILES = {
@@ -514,7 +580,7 @@ def typical_run(rng: random.Random, queries: int, depth: int) -> Table:
 @contextlib.contextmanager
 def builtin_reader_forbidden() -> Iterator[None]:
     """Fail unless read_trec_run reads with the parser, which takes the whole file (declining
-    it would send the file to the built-in reader)."""
+    it would send the file to the built-in reader); the plugin on (:func:`plugin_reader`)."""
     outcomes: list[BaseException | None] = []
     feed = ef_evaluation_speedups._fed
 
@@ -526,7 +592,7 @@ def builtin_reader_forbidden() -> Iterator[None]:
             raise
         outcomes.append(None)
 
-    with mock.patch.object(ef_evaluation_speedups, "_fed", fed):
+    with plugin_reader(), mock.patch.object(ef_evaluation_speedups, "_fed", fed):
         yield
     assert outcomes and outcomes[-1] is None, f"the parser declined the file: {outcomes[-1]!r}"
 
@@ -535,6 +601,7 @@ def builtin_reader_forbidden() -> Iterator[None]:
 WRITTEN_ID_CHARS = ID_CHARS.replace("\ufeff", "")
 
 
+@pytest.mark.usefixtures("plugin_off_between_reads")
 @SETTINGS
 @given(
     run=st.dictionaries(
