@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,15 +86,31 @@ def _hex(per_query: Any) -> dict[str, dict[str, str]]:
     return {q: {k: float(v).hex() for k, v in row.items()} for q, row in per_query.items()}
 
 
+# The pure path's results are computed with the plugin switched off once for all the cases of a
+# test, in a module-scoped fixture: switching the plugin off loads every installed plugin again
+# afterwards, which costs more than scoring a case.
+SEEDS = range(120)
+NOTATION_SEEDS = range(25)
+FILE_SEEDS = range(20)
+
+
+@pytest.fixture(scope="module")
+def pure_reports() -> dict[int, Any]:
+    """Each seed's case scored without the plugin."""
+    with speedups_off():
+        return {seed: _scored(*_case(seed)) for seed in SEEDS}
+
+
 def test_the_plugin_offers_the_kernel() -> None:
     assert "ef_evaluation_ranking_kernel" in (speedups_hooks() or ())
 
 
-@pytest.mark.parametrize("seed", range(120))
-def test_the_kernel_gives_the_pure_paths_values_bit_for_bit(seed: int) -> None:
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_kernel_gives_the_pure_paths_values_bit_for_bit(
+    seed: int, pure_reports: dict[int, Any]
+) -> None:
     run, qrels, ks, metrics = _case(seed)
-    with speedups_off():
-        expected = _scored(run, qrels, ks, metrics)
+    expected = pure_reports[seed]
     keys = tuple(expected.per_query[next(iter(expected.per_query))])
     ideals = reference_ideal_grades(qrels)
     planned = [q for q in qrels if ideals[q]]
@@ -157,13 +174,26 @@ DECLINED: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("case", DECLINED)
-def test_what_the_kernel_declines_the_pure_path_scores_or_refuses(case: str) -> None:
+DECLINED_QRELS = {"q1": {"d1": 1, "d2": 2}, "q2": {"d1": 1}}
+
+
+def _declined_outcome(case: str) -> Any:
     run = {**DECLINED[case], "q2": ["d3", "d1"]}
-    qrels = {"q1": {"d1": 1, "d2": 2}, "q2": {"d1": 1}}
+    return _outcome(lambda: _scored(run, DECLINED_QRELS, (1, 3), list(METRICS)))
+
+
+@pytest.fixture(scope="module")
+def pure_declined_outcomes() -> dict[str, Any]:
+    """Each declined case's values, or error, without the plugin."""
     with speedups_off():
-        expected = _outcome(lambda: _scored(run, qrels, (1, 3), list(METRICS)))
-    assert _outcome(lambda: _scored(run, qrels, (1, 3), list(METRICS))) == expected
+        return {case: _declined_outcome(case) for case in DECLINED}
+
+
+@pytest.mark.parametrize("case", DECLINED)
+def test_what_the_kernel_declines_the_pure_path_scores_or_refuses(
+    case: str, pure_declined_outcomes: dict[str, Any]
+) -> None:
+    assert _declined_outcome(case) == pure_declined_outcomes[case]
 
 
 def test_a_huge_int_grade_is_left_to_the_pure_path() -> None:
@@ -250,15 +280,33 @@ NOTATIONS = [
 ]
 
 
+def _named_reports(seed: int, names: list[str]) -> tuple[Any, Any]:
+    """The case of ``seed`` scored on its metrics and ``names``, and on ``names`` alone."""
+    run, qrels, ks, metrics = _case(seed)
+    return (
+        _scored(run, qrels, ks, metrics + names),
+        evaluate_run(run, qrels, metrics=names, missing_queries="zero"),
+    )
+
+
+@pytest.fixture(scope="module")
+def pure_named_reports() -> dict[tuple[int, str], tuple[Any, Any]]:
+    """Each seed's and notation's reports without the plugin."""
+    with speedups_off():
+        return {
+            (seed, " ".join(names)): _named_reports(seed, names)
+            for seed in NOTATION_SEEDS
+            for names in NOTATIONS
+        }
+
+
 @pytest.mark.parametrize("names", NOTATIONS, ids=" ".join)
-@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("seed", NOTATION_SEEDS)
 def test_measures_named_at_their_own_cutoff_are_the_pure_paths_bit_for_bit(
-    names: list[str], seed: int
+    names: list[str], seed: int, pure_named_reports: dict[tuple[int, str], tuple[Any, Any]]
 ) -> None:
     run, qrels, ks, metrics = _case(seed)
-    with speedups_off():
-        expected = _scored(run, qrels, ks, metrics + names)
-        alone = evaluate_run(run, qrels, metrics=names, missing_queries="zero")
+    expected, alone = pure_named_reports[seed, " ".join(names)]
     counting = Counting()
     with registered_plugin(counting, name="counting"):
         report = _scored(run, qrels, ks, metrics + names)
@@ -300,9 +348,14 @@ def _run_file(path: Any, run: dict[str, Any]) -> str:
     return str(path)
 
 
-def _streamed_as_without_the_plugin(path: str, qrels: Any, ks: Any, names: list[str]) -> Counting:
-    with speedups_off():
-        expected = _scored(path, qrels, ks, names)
+def _streamed_as_without_the_plugin(
+    path: str, qrels: Any, ks: Any, names: list[str], expected: Any = None
+) -> Counting:
+    """The run file at ``path`` scored through the kernel, checked against its report without
+    the plugin (``expected``, when the caller computed it already)."""
+    if expected is None:
+        with speedups_off():
+            expected = _scored(path, qrels, ks, names)
     counting = Counting()
     with registered_plugin(counting, name="counting"):
         report = _scored(path, qrels, ks, names)
@@ -314,13 +367,32 @@ def _streamed_as_without_the_plugin(path: str, qrels: Any, ks: Any, names: list[
     return counting
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
-    seed: int, tmp_path: Any
-) -> None:
+def _file_case(seed: int, folder: Path) -> tuple[str, dict[str, dict[str, Any]], Any, list[str]]:
+    """The case of ``seed`` as a run file in ``folder``: its path, qrels, cutoffs and names."""
     run, qrels, ks, metrics = _case(seed)
-    path = _run_file(tmp_path / "run.txt", run)
-    counting = _streamed_as_without_the_plugin(path, qrels, ks, [*metrics, "nDCG@10", "P_5"])
+    path = _run_file(folder / f"run-{seed}.txt", run)
+    return path, qrels, ks, [*metrics, "nDCG@10", "P_5"]
+
+
+@pytest.fixture(scope="module")
+def run_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder for the run files of :func:`_file_case`."""
+    return tmp_path_factory.mktemp("runs")
+
+
+@pytest.fixture(scope="module")
+def pure_file_reports(run_files: Path) -> dict[int, Any]:
+    """Each seed's run file scored without the plugin."""
+    with speedups_off():
+        return {seed: _scored(*_file_case(seed, run_files)) for seed in FILE_SEEDS}
+
+
+@pytest.mark.parametrize("seed", FILE_SEEDS)
+def test_a_run_file_streamed_through_the_kernel_gives_the_pure_paths_report(
+    seed: int, run_files: Path, pure_file_reports: dict[int, Any]
+) -> None:
+    path, qrels, ks, names = _file_case(seed, run_files)  # the same file, written again
+    counting = _streamed_as_without_the_plugin(path, qrels, ks, names, pure_file_reports[seed])
     assert len(counting.asked) == 1
 
 
