@@ -7,10 +7,16 @@ marked ★ and a significant difference †, both explained by the caption; no M
 inside a table. Each shown cell is read back and checked against the command's own
 ``--format json``; ``--format tsv`` is read back with the ``csv`` module. A p-value under
 0.0001 is written ``< 0.0001`` in every format, never ``0.0000``.
+
+Each distinct command runs once for the module. The plain tables come from real ``ef-eval``
+processes, their output in a pipe or on a pseudo-terminal, which decides their layout. The other
+formats do not depend on where the output goes: they are the same command run in-process
+(``ef.evaluation.cli.main``), which spares each of them a new interpreter importing SciPy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -23,6 +29,7 @@ from typing import Any
 import pytest
 
 from ef.evaluation import write_trec_qrels, write_trec_run
+from ef.evaluation.cli import main
 from test_cli_tables import EF_EVAL, ENV, on_terminal, piped
 
 BOX_RULE = re.compile(r"^\s*─+\s*$")
@@ -99,13 +106,43 @@ def compare_args(runs: dict[str, Any], *extra: object) -> list[object]:
     return ["compare", runs["qrels"], *runs["runs"], "--metrics", METRICS, *FAST, *extra]
 
 
+class Outputs:
+    """What ``ef-eval compare`` on the module's runs prints, each distinct command run once."""
+
+    def __init__(self, runs: dict[str, Any]) -> None:
+        self.runs = runs
+        self.seen: dict[tuple[str, ...], str] = {}
+
+    def piped(self, *extra: object) -> str:
+        """The plain table of a real ``ef-eval`` process writing into a pipe."""
+        key = ("piped", *map(str, extra))
+        if key not in self.seen:
+            self.seen[key] = piped(*compare_args(self.runs, *extra))
+        return self.seen[key]
+
+    def printed(self, format: str, *extra: object) -> str:
+        """What the command prints with ``--format format``, run in-process."""
+        key = (format, *map(str, extra))
+        if key not in self.seen:
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main([*map(str, compare_args(self.runs, *extra)), "--format", format])
+            assert code == 0, err.getvalue()
+            self.seen[key] = out.getvalue()
+        return self.seen[key]
+
+
+@pytest.fixture(scope="module")
+def outputs(runs: dict[str, Any]) -> Outputs:
+    return Outputs(runs)
+
+
 @pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
-def test_piped_tables_fit_80_columns_with_marks_a_caption_explains(runs: dict[str, Any]) -> None:
-    args = compare_args(runs, "--baseline", "bm25.run")
-    text = piped(*args)
+def test_piped_tables_fit_80_columns_with_marks_a_caption_explains(outputs: Outputs) -> None:
+    text = outputs.piped("--baseline", "bm25.run")
     assert max(map(len, text.splitlines())) <= 80
     assert "**" not in text and "\x1b" not in text
-    data = json.loads(piped(*args, "--format", "json"))
+    data = json.loads(outputs.printed("json", "--baseline", "bm25.run"))
     found = sections(text)
     assert set(found) == {"Means", "Differences"}
     expected = {}
@@ -129,10 +166,9 @@ def test_piped_tables_fit_80_columns_with_marks_a_caption_explains(runs: dict[st
 
 
 @pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
-def test_piped_differences_show_each_adjusted_p_value(runs: dict[str, Any]) -> None:
-    args = compare_args(runs, "--baseline", "bm25.run")
-    text = piped(*args)
-    data = json.loads(piped(*args, "--format", "json"))
+def test_piped_differences_show_each_adjusted_p_value(outputs: Outputs) -> None:
+    text = outputs.piped("--baseline", "bm25.run")
+    data = json.loads(outputs.printed("json", "--baseline", "bm25.run"))
     shown: dict[tuple[str, str], dict[str, str]] = {}
     for header, rows in sections(text)["Differences"]:
         assert header[:2] == ["System", "Metric"]
@@ -151,12 +187,11 @@ def test_piped_differences_show_each_adjusted_p_value(runs: dict[str, Any]) -> N
 
 
 @pytest.mark.timeout(180)  # at least 10 times its time on an idle 2-core machine
-def test_every_pair_fits_too_and_its_p_value_tables_say_under(runs: dict[str, Any]) -> None:
-    args = compare_args(runs, "--tests", "t-test")
-    text = piped(*args)
+def test_every_pair_fits_too_and_its_p_value_tables_say_under(outputs: Outputs) -> None:
+    text = outputs.piped("--tests", "t-test")
     assert max(map(len, text.splitlines())) <= 80
     assert "**" not in text and "0.0000" not in text
-    data = json.loads(piped(*args, "--format", "json"))
+    data = json.loads(outputs.printed("json", "--tests", "t-test"))
     found = sections(text)
     for metric in data["metrics"]:
         cells: dict[tuple[str, str], str] = {}
@@ -179,10 +214,11 @@ def test_on_a_terminal_the_tables_fit_its_width_without_markdown(runs: dict[str,
     assert "**" not in text and "★" in text and "< 0.0001†" in text
 
 
-def test_tsv_holds_every_comparison_at_full_precision(runs: dict[str, Any]) -> None:
-    args = compare_args(runs, "--baseline", "bm25.run", "--tests", "t-test,bootstrap")
-    header, *rows = list(csv.reader(io.StringIO(piped(*args, "--format", "tsv")), delimiter="\t"))
-    data = json.loads(piped(*args, "--format", "json"))
+def test_tsv_holds_every_comparison_at_full_precision(outputs: Outputs) -> None:
+    args = ("--baseline", "bm25.run", "--tests", "t-test,bootstrap")
+    tsv = outputs.printed("tsv", *args)
+    header, *rows = list(csv.reader(io.StringIO(tsv), delimiter="\t"))
+    data = json.loads(outputs.printed("json", *args))
     assert header[:3] == ["system", "metric", "mean"] and "p_t-test_adjusted" in header
     assert len(rows) == len(data["comparisons"])
     for row, expected in zip(rows, data["comparisons"], strict=True):
@@ -193,14 +229,13 @@ def test_tsv_holds_every_comparison_at_full_precision(runs: dict[str, Any]) -> N
         low, high = expected["confidence_interval"]
         assert (float(cells["ci_low"]), float(cells["ci_high"])) == (low, high)
         assert int(cells["wins"]) == expected["wins"]
-    csv_rows = list(csv.reader(io.StringIO(piped(*args, "--format", "csv"))))
+    csv_rows = list(csv.reader(io.StringIO(outputs.printed("csv", *args))))
     assert csv_rows == [header, *rows]
 
 
-def test_markdown_and_latex_write_p_under_a_floor(runs: dict[str, Any]) -> None:
-    args = compare_args(runs, "--tests", "t-test")
-    markdown = piped(*args, "--format", "markdown")
-    latex = piped(*args, "--format", "latex")
+def test_markdown_and_latex_write_p_under_a_floor(outputs: Outputs) -> None:
+    markdown = outputs.printed("markdown", "--tests", "t-test")
+    latex = outputs.printed("latex", "--tests", "t-test")
     assert "| < 0.0001 |" in markdown and "0.0000" not in markdown
     assert "& $<$ 0.0001" in latex and "0.0000" not in latex
 
