@@ -17,6 +17,7 @@ from ef.evaluation import (
     read_gate_config,
 )
 from ef.evaluation._gate.config import rules_from_table
+from ef.evaluation._gate.rules import rule_from_json
 
 EXPECTED = (
     "expected 'METRIC >= FLOOR', 'METRIC: max_drop = DROP' or "
@@ -33,6 +34,10 @@ EXPECTED = (
         (
             "ndcg@10: fail_if = maybe",
             "rule 'ndcg@10: fail_if = maybe': fail_if takes \"significantly_worse\", got 'maybe'",
+        ),
+        (  # after "significantly_worse" in the alphabet: refused all the same
+            "ndcg@10: fail_if = worse",
+            "rule 'ndcg@10: fail_if = worse': fail_if takes \"significantly_worse\", got 'worse'",
         ),
         (
             "ndcg@10: floor = 1",
@@ -184,3 +189,37 @@ def test_a_wrong_json_rule_is_refused(data, error, message):
 def test_a_rule_read_as_another_class_is_refused():
     with pytest.raises(ValueError, match=r"^kind 'min' is a Floor, not a MaxDrop$"):
         MaxDrop.from_json(Floor("ndcg@10", 0.5).to_json())
+
+
+def test_a_rule_shows_its_settings_and_takes_its_group_by_name_only():
+    assert repr(Floor("ndcg@10", 0.6, group="nav")) == (
+        "Floor(metric='ndcg@10', threshold=0.6, group='nav')"
+    )
+    assert repr(MaxDrop("ndcg@10", 0.01)) == "MaxDrop(metric='ndcg@10', threshold=0.01, group=None)"
+    assert repr(FailIfSignificantlyWorse("ndcg@10")) == (
+        "FailIfSignificantlyWorse(metric='ndcg@10', group=None)"
+    )
+    for make, given in (
+        (lambda: Floor("ndcg@10", 0.6, "nav"), 4),
+        (lambda: MaxDrop("ndcg@10", 0.1, "nav"), 4),
+        (lambda: FailIfSignificantlyWorse("ndcg@10", "nav"), 3),
+    ):
+        with pytest.raises(TypeError, match=f"positional arguments but {given} were given"):
+            make()
+
+
+@pytest.mark.parametrize(
+    ("p_value", "judged"),
+    [
+        (0.01, (False, "significantly worse (p = 0.0100, alpha 0.05)")),
+        (0.2, (True, "lower, but not significantly (p = 0.2000, alpha 0.05)")),
+        (None, (True, "lower, but not significantly (p undefined, alpha 0.05)")),
+    ],
+)
+def test_the_significance_rule_says_its_p_value_as_a_statement(p_value, judged):
+    assert FailIfSignificantlyWorse("ndcg@10").judge(0.5, 0.6, -0.1, p_value, 0.05) == judged
+
+
+def test_a_json_rule_that_is_no_object_is_refused_as_the_rule():
+    with pytest.raises(TypeError, match=r"^the rule is a JSON string; expected an object$"):
+        rule_from_json("x", "")
