@@ -21,6 +21,7 @@ from ef.evaluation import (
     CheckReport,
     Floor,
     check,
+    compare,
     evaluate_run,
     parse_rule,
     write_trec_qrels,
@@ -134,6 +135,26 @@ def test_the_numbers_are_pytrec_eval_and_scipy():
             assert result.p_value == pytest.approx(adjusted[result.rule.metric])
         else:
             assert result.p_value is None
+
+
+def test_the_gate_permutes_and_resamples_as_documented_by_default():
+    # check()'s defaults: 10,000 permutations and resamples from seed 0, as compare() makes them.
+    worse = generated_run(_positions(0), lose=0.05, noise=True, seed=11)
+    current = evaluate_run(worse, QRELS, metrics=["ndcg@10", "recall@10"], k_values=(1,))
+    rule = parse_rule('ndcg@10: fail_if = "significantly_worse"')
+    [result] = check(current, BASELINE, [rule], test="randomization").results
+    row = compare(
+        {"baseline": BASELINE, "current": current},
+        baseline="baseline",
+        metrics=["ndcg@10"],
+        tests=("randomization", "bootstrap"),
+        correction=None,
+        n_permutations=10_000,
+        n_resamples=10_000,
+        seed=0,
+    ).comparison("current", "ndcg@10")
+    assert result.p_value == row.p_values["randomization"]
+    assert result.interval == row.confidence_interval
 
 
 def test_a_floor_and_alpha_decide_as_configured():

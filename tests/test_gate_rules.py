@@ -78,6 +78,11 @@ def test_a_tolerated_drop_of_zero_is_a_rule():
             "f.toml: unknown key 'test' = 3 (expected alpha, test, correction, or a table of "
             "rules per metric)",
         ),
+        (  # a text value under a key before "correction" in the alphabet
+            {"bogus": "x"},
+            "f.toml: unknown key 'bogus' = 'x' (expected alpha, test, correction, or a table of "
+            "rules per metric)",
+        ),
         (
             {"correction": 3},
             "f.toml: unknown key 'correction' = 3 (expected alpha, test, correction, or a "
@@ -223,3 +228,13 @@ def test_the_significance_rule_says_its_p_value_as_a_statement(p_value, judged):
 def test_a_json_rule_that_is_no_object_is_refused_as_the_rule():
     with pytest.raises(TypeError, match=r"^the rule is a JSON string; expected an object$"):
         rule_from_json("x", "")
+
+
+def test_a_table_passes_a_correction_on_as_written_and_none_as_no_correction():
+    assert rules_from_table({"correction": "none"}, "f.toml").check_options() == {
+        "correction": None
+    }
+    # Checked where it is used (check() refuses an unknown correction), not lost here.
+    assert rules_from_table({"correction": "zzz"}, "f.toml").check_options() == {
+        "correction": "zzz"
+    }
