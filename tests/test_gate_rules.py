@@ -78,6 +78,16 @@ def test_a_tolerated_drop_of_zero_is_a_rule():
             "f.toml: unknown key 'test' = 3 (expected alpha, test, correction, or a table of "
             "rules per metric)",
         ),
+        (  # a number under a key before "alpha" in the alphabet
+            {"ab": 0.1},
+            "f.toml: unknown key 'ab' = 0.1 (expected alpha, test, correction, or a table of "
+            "rules per metric)",
+        ),
+        (  # a text value under a key after "test" in the alphabet
+            {"zz": "x"},
+            "f.toml: unknown key 'zz' = 'x' (expected alpha, test, correction, or a table of "
+            "rules per metric)",
+        ),
         (  # a text value under a key before "correction" in the alphabet
             {"bogus": "x"},
             "f.toml: unknown key 'bogus' = 'x' (expected alpha, test, correction, or a table of "
@@ -133,8 +143,9 @@ def test_the_rules_file_is_pyproject_or_any_toml(tmp_path):
     rule = '[tool.ef-evaluation.check."ndcg@10"]\nmin = 0.5\n'
     (tmp_path / "pyproject.toml").write_text(rule)
     assert read_gate_config(tmp_path / "pyproject.toml").rules == (Floor("ndcg@10", 0.5),)
-    (tmp_path / "rules.toml").write_text('["ndcg@10"]\nmin = 0.5\n')
-    assert read_gate_config(tmp_path / "rules.toml").rules == (Floor("ndcg@10", 0.5),)
+    for name in ("rules.toml", "gate.toml"):  # named after "pyproject.toml" and before it
+        (tmp_path / name).write_text('["ndcg@10"]\nmin = 0.5\n')
+        assert read_gate_config(tmp_path / name).rules == (Floor("ndcg@10", 0.5),)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     with pytest.raises(ValueError, match=r"pyproject\.toml: no \[tool\.ef-evaluation\.check\]"):
         read_gate_config(tmp_path / "pyproject.toml")
