@@ -239,10 +239,11 @@ def test_a_plugins_missing_file_is_its_own_message_not_a_missing_baseline(gate, 
     assert "--update-baseline" not in err
 
 
-def test_a_mean_outside_its_measures_range_is_refused(gate):
-    _edit_baseline(lambda data: data["metrics"].__setitem__("ndcg@10", 1.5))
+@pytest.mark.parametrize("mean", [1.5, -0.5])
+def test_a_mean_outside_its_measures_range_is_refused(gate, mean):
+    _edit_baseline(lambda data: data["metrics"].__setitem__("ndcg@10", mean))
     with pytest.raises(
-        ValueError, match=r"base\.json: .*the mean ndcg@10 = 1\.5, outside \[0, 1\]"
+        ValueError, match=rf"base\.json: .*the mean ndcg@10 = {mean}, outside \[0, 1\]"
     ):
         read_report("base.json")
 

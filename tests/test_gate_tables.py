@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
 
+import attrs
 import pytest
 
 from ef.evaluation import (
@@ -23,6 +24,7 @@ from ef.evaluation import (
     check,
     evaluate_run,
 )
+from ef.evaluation._gate.render import rule_table
 
 QRELS = {f"q{i:02}": {"d1": 1} for i in range(20)}
 
@@ -163,3 +165,14 @@ def test_a_rule_judged_on_one_query_has_no_interval_and_every_output_says_so():
     for line in report.to_text().splitlines()[2:4]:
         assert re.search(r"\+0\.3691\s+-\s+-\s+PASS$", line), line
     assert "interval=" not in report.to_junit() and "p=" not in report.to_junit()
+
+
+def test_what_was_judged_heads_the_text_and_the_markdown_when_it_is_said():
+    report, _, _ = _reports()
+    said = attrs.evolve(report, judged="run.txt against base.json")
+    assert rule_table(said).title == "quality gate: run.txt against base.json"
+    assert rule_table(attrs.evolve(report, judged=None)).title == "quality gate"
+    heading = said.to_markdown().splitlines()[0]
+    assert heading.endswith("quality gate failed: run.txt against base.json"), heading
+    unsaid = attrs.evolve(report, judged=None).to_markdown().splitlines()[0]
+    assert unsaid.endswith("quality gate failed"), unsaid
