@@ -176,3 +176,14 @@ def test_what_was_judged_heads_the_text_and_the_markdown_when_it_is_said():
     assert heading.endswith("quality gate failed: run.txt against base.json"), heading
     unsaid = attrs.evolve(report, judged=None).to_markdown().splitlines()[0]
     assert unsaid.endswith("quality gate failed"), unsaid
+
+
+def test_a_result_is_a_pass_or_a_fail_and_a_report_names_what_was_judged_by_keyword():
+    report, _, _ = _reports()
+    data = report.to_dict()
+    data["results"][0]["verdict"] = "maybe"
+    with pytest.raises(ValueError, match="'verdict' must be in"):
+        CheckReport.from_dict(data)
+    fields = (report.results, report.n_queries, report.test, report.correction, report.alpha)
+    with pytest.raises(TypeError, match="positional argument"):
+        CheckReport(*fields, report.notes, "run.txt against base.json")

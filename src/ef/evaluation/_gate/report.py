@@ -54,7 +54,9 @@ class RuleResult(JsonReport):
     """
 
     rule: GateRule = attrs.field(metadata=checked(rule_from_json))
-    verdict: str = attrs.field(metadata=checked(string))
+    verdict: str = attrs.field(
+        validator=attrs.validators.in_((PASS, FAIL)), metadata=checked(string)
+    )
     value: float = attrs.field(metadata=checked(finite))
     baseline: float = attrs.field(metadata=checked(finite))
     difference: float = attrs.field(metadata=checked(finite))
