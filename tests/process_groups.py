@@ -78,6 +78,17 @@ RAY_NODE: dict[str, Any] = {
     "object_store_memory": 80 * 1024**2,
 }
 """The arguments of each node of the run's Ray cluster (``ray.cluster_utils``)."""
+RAY_HEAD: dict[str, Any] = {
+    **RAY_NODE,
+    "num_cpus": 2,
+    "include_dashboard": False,
+    # No test autoscales or reads the cluster's logs, and a worker starts with its first task:
+    # daemons that would only cost CPU for the whole run are not started.
+    "no_monitor": True,
+    "include_log_monitor": False,
+    "_system_config": {"prestart_worker_first_driver": False},
+}
+"""The arguments of the head node of a test cluster: the run's, and a module's own."""
 
 RAY_ENVIRONMENT = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -582,16 +593,7 @@ def serve_ray_cluster(address_file: Path) -> None:
 
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={
-            **RAY_NODE,
-            "num_cpus": 2,
-            "include_dashboard": False,
-            # No test autoscales or reads the cluster's logs, and a worker starts with its first
-            # task: daemons that would only cost CPU for the whole run are not started.
-            "no_monitor": True,
-            "include_log_monitor": False,
-            "_system_config": {"prestart_worker_first_driver": False},
-        },
+        head_node_args=dict(RAY_HEAD),
     )
     try:
         cluster.add_node(**RAY_NODE, num_cpus=2)

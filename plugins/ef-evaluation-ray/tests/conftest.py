@@ -102,14 +102,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     started = Cluster(
         initialize_head=True,
-        head_node_args={
-            **NODE,
-            "num_cpus": 2,
-            "include_dashboard": False,
-            "no_monitor": True,
-            "include_log_monitor": False,
-            "_system_config": {"prestart_worker_first_driver": False},
-        },
+        head_node_args=dict(process_groups.RAY_HEAD),
     )
     try:
         started.add_node(**NODE, num_cpus=2)
