@@ -153,8 +153,32 @@ class GateRule(JsonReport):
         return rule
 
 
+def _in_range(rule: _Thresholded, attribute: attrs.Attribute[Any], value: float) -> None:
+    if rule.NOT_NEGATIVE and value < 0:
+        raise ValueError(f"{rule.KIND} of {rule.metric!r} must be 0 or more")
+
+
 @attrs.frozen
-class Floor(GateRule):
+class _Thresholded(GateRule):
+    """A rule with a number: the setting it is written with (``min = 0.6``,
+    ``max_drop = 0.01``)."""
+
+    NOT_NEGATIVE: ClassVar[bool] = False
+    """Whether the threshold must be 0 or more."""
+
+    threshold: float = attrs.field(validator=[_finite, _in_range], metadata=checked(finite))
+    # Declared again after the threshold: the JSON form keeps metric, kind, threshold, group.
+    group: str | None = attrs.field(
+        default=None, kw_only=True, validator=_GROUP, metadata=_GROUP_JSON
+    )
+
+    @classmethod
+    def _from_setting(cls, metric: str, setting: Any, where: str, group: str | None) -> GateRule:
+        return cls(metric, number(setting, where), group=group)
+
+
+@attrs.frozen
+class Floor(_Thresholded):
     """A floor: the metric's mean must be at least ``threshold`` (``ndcg@10 >= 0.6``, ``min``
     in a TOML table), judged within :data:`TOLERANCE`, so a mean exactly at the floor holds
     whatever the binary rounding.
@@ -172,18 +196,8 @@ class Floor(GateRule):
 
     KIND: ClassVar[str] = "min"
 
-    threshold: float = attrs.field(validator=_finite, metadata=checked(finite))
-    # Declared again after the threshold: the JSON form keeps metric, kind, threshold, group.
-    group: str | None = attrs.field(
-        default=None, kw_only=True, validator=_GROUP, metadata=_GROUP_JSON
-    )
-
     def _condition(self) -> str:
         return f"{self.metric} >= {self.threshold:g}"
-
-    @classmethod
-    def _from_setting(cls, metric: str, setting: Any, where: str, group: str | None) -> GateRule:
-        return cls(metric, number(setting, where), group=group)
 
     def judge(
         self,
@@ -201,13 +215,8 @@ class Floor(GateRule):
         )
 
 
-def _not_negative(rule: GateRule, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value < 0:
-        raise ValueError(f"max_drop of {rule.metric!r} must be 0 or more")
-
-
 @attrs.frozen
-class MaxDrop(GateRule):
+class MaxDrop(_Thresholded):
     """A tolerated drop: the metric's mean may fall at most ``threshold`` under the
     baseline's (``ndcg@10: max_drop = 0.01``), judged within :data:`TOLERANCE`, so a drop of
     exactly the tolerated size holds whatever the binary rounding.
@@ -225,18 +234,10 @@ class MaxDrop(GateRule):
     """
 
     KIND: ClassVar[str] = "max_drop"
-
-    threshold: float = attrs.field(validator=[_finite, _not_negative], metadata=checked(finite))
-    group: str | None = attrs.field(
-        default=None, kw_only=True, validator=_GROUP, metadata=_GROUP_JSON
-    )
+    NOT_NEGATIVE: ClassVar[bool] = True
 
     def _condition(self) -> str:
         return f"{self.metric}: max_drop = {self.threshold:g}"
-
-    @classmethod
-    def _from_setting(cls, metric: str, setting: Any, where: str, group: str | None) -> GateRule:
-        return cls(metric, number(setting, where), group=group)
 
     def judge(
         self,
