@@ -239,6 +239,16 @@ def test_a_plugins_missing_file_is_its_own_message_not_a_missing_baseline(gate, 
     assert "--update-baseline" not in err
 
 
+def test_a_baseline_named_like_a_location_no_plugin_registered_is_a_file(gate, capsys):
+    # 'nightly' looks like a scheme, but no installed plugin reads reports from it.
+    Path("nightly:base.json").write_bytes(Path("base.json").read_bytes())
+    assert read_report("nightly:base.json") == read_report("base.json")
+    argv = [*gate[:-4], "--baseline", "nightly:base.json", *RULE]
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "quality gate passed: 6 queries" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("mean", [1.5, -0.5])
 def test_a_mean_outside_its_measures_range_is_refused(gate, mean):
     _edit_baseline(lambda data: data["metrics"].__setitem__("ndcg@10", mean))
