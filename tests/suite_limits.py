@@ -194,17 +194,23 @@ _stopped: list[float] = []
 _started: set[str] = set()
 """The tests that started (their setup was reported), in the process that owns the run."""
 
-_session: list[pytest.Session] = []
+_collected: list[int] = []
+"""How many tests the run collected, once its collection ended (a pytest-xdist worker's, in the
+process that owns the run)."""
 
 
 def limit_line(seconds: float) -> str:
-    """The last line of a run the limit ended: the limit and the tests that never started."""
-    collected = _session[0].testscollected if _session else 0
-    never = max(collected - len(_started), 0)
-    return (
-        f"ef-evaluation suite limit: stopped after {seconds:g} s; "
-        f"{never} test{'' if never == 1 else 's'} never run"
-    )
+    """The last line of a run the limit ended: the limit and the tests that never started, or
+    that it struck before the tests were collected."""
+    head = f"ef-evaluation suite limit: stopped after {seconds:g} s"
+    if not _collected:
+        started = len(_started)
+        return (
+            f"{head}, before its tests were collected; "
+            f"{started} test{'' if started == 1 else 's'} started"
+        )
+    never = max(_collected[0] - len(_started), 0)
+    return f"{head}; {never} test{'' if never == 1 else 's'} never run"
 
 
 def _end_run_after(seconds: float) -> None:
@@ -224,8 +230,16 @@ def _end_run_after(seconds: float) -> None:
     os._exit(3)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _session[:] = [session]
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Called even when the limit interrupted the collection: then its count is not the run's."""
+    if not _stopped:
+        _collected[:] = [len(session.items)]
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown without it
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """In the process that owns the run: every worker collects the whole run."""
+    _collected[:] = [len(ids)]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -225,6 +225,33 @@ def test_never_started():
     assert output.count("suite limit") == 1, output
 
 
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("processes", [("-p", "no:xdist"), ("-n", "1")], ids=["alone", "xdist"])
+def test_a_limit_that_strikes_before_collection_ends_says_so(
+    tmp_path: Path, processes: tuple[str, ...]
+) -> None:
+    # The module's import outlasts the limit: no test was collected, so none can be counted as
+    # never run.
+    source = """
+import time
+
+time.sleep(10**6)
+
+
+def test_never_collected():
+    assert True
+"""
+    result = inner_run(tmp_path, source, *processes, env={"EF_EVALUATION_SUITE_TIMEOUT": "3"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    lines = result.stdout.rstrip("\n").splitlines()
+    assert lines[-1] == (
+        "ef-evaluation suite limit: stopped after 3 s, before its tests were collected; "
+        "0 tests started"
+    ), output
+    assert output.count("suite limit") == 1, output
+
+
 CACHED_FIXTURE_ERRORS = """
 import pytest
 
