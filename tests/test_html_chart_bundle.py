@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,15 +15,24 @@ from ef.evaluation._html import render
 SAMPLES = [{"user_input": "capital?", "response": "Paris", "reference": "Paris"}]
 
 
+_JAVASCRIPT_BUNDLE = vl_convert.javascript_bundle
+
+
+@functools.cache
+def real_bundle(snippet: str) -> str:
+    """vl-convert's own bundle, built once for the module (two seconds of CPU each time)."""
+    return str(_JAVASCRIPT_BUNDLE(snippet=snippet))
+
+
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """vl-convert's bundle calls, counted; the in-process copy of the bundle dropped around."""
+    """vl-convert's bundle calls, counted (each answered with vl-convert's real bundle); the
+    in-process copy of the bundle dropped around."""
     calls: list[str] = []
-    real = vl_convert.javascript_bundle
 
-    def counted(*args: object, **options: object) -> str:
+    def counted(*, snippet: str) -> str:
         calls.append("built")
-        return str(real(*args, **options))
+        return real_bundle(snippet)
 
     monkeypatch.setattr(vl_convert, "javascript_bundle", counted)
     render.vega_bundle.cache_clear()
