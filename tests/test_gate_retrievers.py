@@ -76,6 +76,28 @@ def test_bm25_on_the_bundled_dataset_makes_and_passes_its_baseline(
         assert {result["difference"] for result in report["results"]} == {0.0}
 
 
+def test_a_measure_without_a_cutoff_sees_the_ranking_ef_eval_retrieval_saves(
+    bm25_run, tmp_path, capsys, monkeypatch
+):
+    # The reciprocal rank of the first relevant document, wherever it is: the retriever, run by
+    # the gate, ranks as deep as the run ef-eval retrieval saved, so the two are the same report.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    rules = ["--rule", "recip_rank: max_drop = 0", "--baseline", "baseline.json"]
+    run_file = ["check", str(bm25_run), "--qrels", DATASET, "--reader", "beir", *rules]
+    assert main([*run_file, "--update-baseline"]) == 0
+    saved = json.loads(Path("baseline.json").read_text(encoding="utf-8"))
+    qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in QRELS.items()}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(trec_run(bm25_run))
+    assert {q: values["recip_rank"] for q, values in saved["per_query"].items()} == pytest.approx(
+        {q: values["recip_rank"] for q, values in expected.items()}
+    )
+    capsys.readouterr()
+    assert main(["check", "bm25", "--dataset", DATASET, *rules, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [result["difference"] for result in report["results"]] == [0.0]
+
+
 def test_a_retriever_needs_a_dataset(tmp_path, capsys):
     code = main(gate("bm25", "--qrels", DATASET, "--baseline", str(tmp_path / "b.json")))
     assert code == 2

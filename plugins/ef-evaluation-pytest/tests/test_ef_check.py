@@ -120,13 +120,15 @@ def baseline_path(pytester: pytest.Pytester) -> Path:
     return pytester.path / "baselines" / "search.json"
 
 
-def oracle_ndcg(rankings: dict[str, list[str]]) -> dict[str, float]:
+def oracle(rankings: dict[str, list[str]], measure: str = "ndcg_cut.10") -> dict[str, float]:
+    """pytrec_eval's ``measure`` of each query's whole ranking."""
     run = {
         q: {doc: float(100 - rank) for rank, doc in enumerate(docs)} for q, docs in rankings.items()
     }
     qrels = {q: {d: int(g) for d, g in docs.items()} for q, docs in GATE_DATA["QRELS"].items()}
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
-    return {q: values["ndcg_cut_10"] for q, values in evaluator.evaluate(run).items()}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {measure})
+    key = measure.replace(".", "_")
+    return {q: values[key] for q, values in evaluator.evaluate(run).items()}
 
 
 def test_update_baselines_writes_a_baseline_that_then_passes(project):
@@ -138,7 +140,7 @@ def test_update_baselines_writes_a_baseline_that_then_passes(project):
     # Written atomically: the report alone, no temporary file beside it.
     assert sorted(p.name for p in path.parent.iterdir()) == ["search.json"]
     saved = json.loads(path.read_text(encoding="utf-8"))
-    expected = oracle_ndcg(GATE_DATA["rankings"]())
+    expected = oracle(GATE_DATA["rankings"]())
     assert saved["per_query"].keys() == expected.keys()
     for query, value in expected.items():
         assert saved["per_query"][query]["ndcg@10"] == pytest.approx(value, abs=1e-12)
@@ -305,6 +307,42 @@ def test_rules_from_the_projects_pyproject(project):
     assert "ndcg@10" not in output.split("test_table", 1)[1]
 
 
+RECIPROCAL_RANK_TESTS = """
+import pytest
+from gate_data import QRELS, QUERIES, async_retriever, retriever
+
+RULES = ["recip_rank: max_drop = 0"]
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def test_sync(ef_check):
+    ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="sync.json", rules=RULES)
+
+
+@pytest.mark.anyio
+async def test_async(ef_check):
+    await ef_check.check_async(async_retriever(), qrels=QRELS, queries=QUERIES,
+                               baseline="async.json", rules=RULES)
+"""
+
+
+def test_a_measure_without_a_cutoff_sees_the_whole_ranking(pytester):
+    # The relevant document is at rank 1 to 4: its reciprocal rank, wherever it is.
+    pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_rr=RECIPROCAL_RANK_TESTS)
+    run(pytester, "--ef-update-baselines").assert_outcomes(passed=2)
+    expected = oracle(GATE_DATA["rankings"](), "recip_rank")
+    assert set(expected.values()) == {1.0, 1 / 2, 1 / 3, 1 / 4}
+    for name in ("sync.json", "async.json"):
+        written = json.loads((pytester.path / name).read_text(encoding="utf-8"))
+        assert {q: v["recip_rank"] for q, v in written["per_query"].items()} == expected, name
+    run(pytester).assert_outcomes(passed=2)
+
+
 def test_loading_the_plugin_imports_nothing_of_ef(pytester):
     # pytest loads the plugin in every run of a project that installs it.
     probe = (
@@ -359,7 +397,7 @@ def test_two_tests_naming_one_baseline_cannot_both_write_it(pytester):
     output = result.stdout.str()
     assert "test_two.py::test_first and test_two.py::test_second both name" in output
     written = json.loads(baseline_path(pytester).read_text(encoding="utf-8"))
-    expected = oracle_ndcg(GATE_DATA["rankings"]())
+    expected = oracle(GATE_DATA["rankings"]())
     assert {q: v["ndcg@10"] for q, v in written["per_query"].items()} == pytest.approx(expected)
 
 

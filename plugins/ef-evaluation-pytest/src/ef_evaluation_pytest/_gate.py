@@ -128,7 +128,6 @@ class QualityGate:
             checked.qrels,
             checked.queries,
             metrics=checked.metrics,
-            k_values=(1,),
             progress=False,
             **checked.options,
         )
@@ -159,7 +158,6 @@ class QualityGate:
             checked.qrels,
             checked.queries,
             metrics=checked.metrics,
-            k_values=(1,),
             progress=False,
             **checked.options,
         )

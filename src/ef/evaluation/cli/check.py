@@ -207,7 +207,7 @@ def _scored(
         else:
             raise CliError("no judgements: give --qrels or --dataset", exit_code=EXIT_USAGE)
         report = evaluate_run(
-            args.run, qrels, run_format=args.run_format, metrics=metrics, k_values=(1,), **options
+            args.run, qrels, run_format=args.run_format, metrics=metrics, **options
         )
         return report, None
     spec = redact_url(args.run)
@@ -230,9 +230,11 @@ def _scored(
         raise CliError(f"RUN {spec}: {error}", exit_code=EXIT_USAGE) from error
     for run_file_only in ("missing_queries", "depth"):
         options.pop(run_file_only, None)
-    # A failed query stops the check (on_error="raise"): a gate never scores a partial run.
+    # A failed query stops the check (on_error="raise"): a gate never scores a partial run. The
+    # default cutoffs set how deep the retriever is asked, as for 'ef-eval retrieval': a measure
+    # without a cutoff (recip_rank) sees the ranking its saved run holds, not a shorter one.
     report = evaluate_retrieval(
-        retriever, qrels, queries, metrics=metrics, k_values=(1,), progress=False, **options
+        retriever, qrels, queries, metrics=metrics, progress=False, **options
     )
     return report, queries
 
