@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -99,6 +100,20 @@ def test_the_outputs_name_the_run_and_the_baseline_and_junit_has_no_empty_cell(
     for case in ElementTree.parse("gate.xml").getroot().iter("testcase"):
         text = case.findtext("system-out")
         assert "p=" not in text and "interval=," not in text and not text.endswith("=")
+
+
+def test_a_file_name_that_is_not_utf8_is_named_with_its_byte_escaped(gate, capsys, monkeypatch):
+    # A name another system wrote: Python keeps its byte 0xff as a character no UTF-8 file holds.
+    argv = [*gate[:4], "--baseline", os.fsdecode(b"base\xffv1.json"), *RULE]
+    capsys.readouterr()
+    assert main([*argv, "--update-baseline"]) == 0
+    assert capsys.readouterr().out == "baseline written to base\\xffv1.json (6 queries)\n"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", "summary.md")
+    assert main([*argv, "--markdown", "gate.md", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["judged"] == "run.txt against base\\xffv1.json"
+    for name in ("gate.md", "summary.md"):
+        heading = Path(name).read_text(encoding="utf-8").splitlines()[0]
+        assert heading == "### ✅ Retrieval quality gate passed: run.txt against base\\xffv1.json"
 
 
 BASE = r"^GateRule is the base of the gate's rules, not a rule: build a Floor, a MaxDrop or a "

@@ -315,6 +315,12 @@ def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
         raise CliError(message, exit_code=EXIT_USAGE) from error
 
 
+def _named(path: str) -> str:
+    """``path`` as text any output can hold: a byte of the name that is not UTF-8, which Python
+    keeps as a character no UTF-8 file can hold, is shown escaped (``\\xff``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _refuse_location(baseline: str) -> None:
     """Refuse to write a baseline to a plugin's report location: only a file is written."""
     scheme, colon, _ = baseline.partition(":")
@@ -343,7 +349,7 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
     current, queries = _scored(args, metrics)
     if args.update_baseline:
         _write(args.baseline, current.to_json(indent=1) + "\n", _inputs(args))
-        print(f"baseline written to {args.baseline} ({current.n_queries} queries)")
+        print(f"baseline written to {_named(args.baseline)} ({current.n_queries} queries)")
         return current, None
     try:
         baseline = read_report(args.baseline)
@@ -361,7 +367,8 @@ def _gate(args: argparse.Namespace) -> tuple[RetrievalEvalReport, CheckReport | 
         message = message.replace("(allow_changed_qrels)", "(--allow-changed-qrels)")
         message = message.replace("evaluate it with groups=", "score the run with --groups FILE")
         raise ValueError(f"{args.baseline}: {message}") from error
-    report = attrs.evolve(report, judged=f"{redact_url(args.run)} against {args.baseline}")
+    judged = f"{_named(redact_url(args.run))} against {_named(args.baseline)}"
+    report = attrs.evolve(report, judged=judged)
     if args.html:
         if queries is None and args.dataset is not None:  # the texts of a run file's queries
             _, queries, _ = read_dataset(
