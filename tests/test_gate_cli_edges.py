@@ -1,10 +1,12 @@
 """``ef-eval check`` at its edges: options read from a TOML table, the exit code when an
 experiment tracker fails after a passing gate, and each usage error (exit code 2) saying what
-was wrong: no rule, no judgements, an output that cannot be written, a baseline of another
-kind, a baseline to be written to a plugin's location."""
+was wrong: no rule, no judgements, no baseline given, an output that cannot be written, a
+baseline of another kind, a baseline to be written to a plugin's location, an extra that is not
+installed."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,7 +94,7 @@ def test_a_run_file_named_like_a_retriever_is_a_run_file(gate, capsys):
         (
             "--markdown",
             "gone/gate.md",
-            "--markdown gone/gate.md: cannot be written: no such folder",
+            "--markdown gone/gate.md: cannot be written: no such folder gone\n",
         ),
     ],
 )
@@ -101,6 +103,26 @@ def test_an_output_that_cannot_be_written_is_refused_before_scoring(
 ):
     Path("page.html").mkdir()
     _fails([*gate, "--rule", "ndcg@10 >= 0", option, path], capsys, problem)
+
+
+def test_the_baseline_is_a_required_option(gate, capsys):
+    argv = ["check", "run.txt", "--qrels", "qrels.txt", "--rule", "ndcg@10 >= 0"]
+    _fails(argv, capsys, "the following arguments are required: --baseline")
+
+
+def test_a_retriever_without_its_extra_is_a_usage_error_naming_the_extra(gate, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # as if the bm25 extra were not installed
+    argv = ["check", "bm25", "--dataset", "builtin:stdlib-docs", "--baseline", "base.json"]
+    extra = "RUN bm25: BM25 indexing needs the 'bm25s' package: pip install 'ef-evaluation[bm25]'"
+    _fails([*argv, "--rule", "ndcg@10 >= 0"], capsys, f"ef-eval: error: {extra}\n")
+
+
+def test_html_without_its_extra_is_a_usage_error_naming_the_extra(gate, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if the html extra were not installed
+    argv = [*gate, "--rule", "ndcg@10 >= 0", "--html", "gate.html"]
+    extra = "--html: an HTML report needs jinja2: pip install 'ef-evaluation[html]'"
+    _fails(argv, capsys, f"ef-eval: error: {extra}\n")
+    assert not Path("gate.html").exists()
 
 
 def test_a_baseline_of_another_kind_is_refused(gate, capsys):

@@ -221,21 +221,26 @@ def test_a_plugins_location_that_fails_is_named_in_a_note():
 
 
 class _Lost:
+    def __init__(self, store: str) -> None:
+        self.store = store
+
     @hookimpl
     def ef_evaluation_register_report_locations(self, register):  # type: ignore[no-untyped-def]
         def fetch(name: str) -> bytes:
-            raise FileNotFoundError(2, "No such file or directory", f"/store/{name}.json")
+            raise FileNotFoundError(2, "No such file or directory", f"{self.store}/{name}.json")
 
         register("lost", fetch, description="reports that are gone")
 
 
-def test_a_plugins_missing_file_is_its_own_message_not_a_missing_baseline(gate, capsys):
+# Where the plugin looked, in the order of names before and after the baseline's 'lost:base'.
+@pytest.mark.parametrize("store", ["/store", "~/store"])
+def test_a_plugins_missing_file_is_its_own_message_not_a_missing_baseline(gate, capsys, store):
     argv = [*gate[:-4], "--baseline", "lost:base", *RULE]
     capsys.readouterr()
-    with registered_plugin(_Lost(), name="lost-store"):
+    with registered_plugin(_Lost(store), name="lost-store"):
         assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "/store/base.json: No such file or directory" in err
+    assert f"{store}/base.json: No such file or directory" in err
     assert "--update-baseline" not in err
 
 

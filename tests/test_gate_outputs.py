@@ -4,6 +4,8 @@ is exit code 2, an input error, never 1, the code of a regression."""
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 from pathlib import Path
 
@@ -55,6 +57,27 @@ def test_the_step_summary_never_appends_to_an_input(gate, capsys, monkeypatch, t
     assert {**_inputs(), "gate.toml": Path("gate.toml").read_bytes()} == before
 
 
+@pytest.mark.parametrize("option", ["--junit", "$GITHUB_STEP_SUMMARY"])
+@pytest.mark.parametrize("read", ["pyproject.toml", "gate.toml"])
+def test_no_output_replaces_the_rules_file_read(gate, capsys, monkeypatch, option, read):
+    # Both hold rules: gate.toml is read when --config names it, else pyproject.toml.
+    tables = ("pyproject.toml", "gate.toml")
+    for name in tables:
+        Path(name).write_text('[tool.ef-evaluation.check."ndcg@10"]\nmin = 0\n')
+    before = {**_inputs(), **{name: Path(name).read_bytes() for name in tables}}
+    argv = gate[:-2]  # no --rule: the rules are the file's
+    if read == "gate.toml":
+        argv += ["--config", "gate.toml"]
+    if option.startswith("$"):
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", read)
+    else:
+        argv += [option, read]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert f"{option} {read} would replace the input" in capsys.readouterr().err
+    assert {**_inputs(), **{name: Path(name).read_bytes() for name in tables}} == before
+
+
 def test_a_step_summary_fifo_nobody_reads_fails_at_once(gate, capsys, monkeypatch):
     os.mkfifo("summary")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", "summary")
@@ -92,7 +115,17 @@ def test_a_write_that_fails_on_a_passing_gate_is_exit_2(gate, capsys, monkeypatc
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert "quality gate passed" in captured.out
-    assert "/dev/full" in captured.err
+    assert captured.err == f"ef-eval: error: cannot write /dev/full: {os.strerror(errno.ENOSPC)}\n"
+
+
+def test_the_baseline_and_the_json_outputs_are_laid_out_one_value_a_line(gate, capsys):
+    # The baseline is committed: one space a level keeps it short, and a changed value one line.
+    text = Path("base.json").read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), indent=1) + "\n"
+    capsys.readouterr()
+    assert main([*gate, "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert out == json.dumps(json.loads(out), indent=2) + "\n"  # as every command's JSON
 
 
 def test_update_baseline_into_a_missing_folder_is_exit_2_before_scoring(gate, capsys):

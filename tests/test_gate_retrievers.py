@@ -64,10 +64,12 @@ def test_bm25_on_the_bundled_dataset_makes_and_passes_its_baseline(
     assert saved["per_query"].keys() == expected.keys()
     for query, values in expected.items():
         assert saved["per_query"][query]["ndcg@10"] == pytest.approx(values["ndcg_cut_10"])
-    # The retriever again, and its saved run file, both pass against the retriever's baseline.
+    # The retriever again, and its saved run file (judged by --qrels, or by the judgements of
+    # --dataset), all pass against the retriever's baseline.
     for run in (
         ["bm25", "--dataset", DATASET],
         [str(bm25_run), "--qrels", DATASET, "--reader", "beir"],
+        [str(bm25_run), "--dataset", DATASET],
     ):
         assert main([*gate(*run, "--baseline", str(baseline)), "--format", "json"]) == 0
         report = json.loads(capsys.readouterr().out)
@@ -96,6 +98,26 @@ def test_a_measure_without_a_cutoff_sees_the_ranking_ef_eval_retrieval_saves(
     assert main(["check", "bm25", "--dataset", DATASET, *rules, "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [result["difference"] for result in report["results"]] == [0.0]
+
+
+def test_the_gate_shows_no_progress_of_the_retriever_it_runs(tmp_path, capsys, monkeypatch):
+    # A progress line every 0 s, were any shown: indexing the corpus, then the queries done.
+    monkeypatch.setenv("EF_PROGRESS_INTERVAL", "0")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    argv = gate("bm25", "--dataset", DATASET, "--baseline", "baseline.json", "--update-baseline")
+    assert main(argv) == 0
+    assert capsys.readouterr() == ("baseline written to baseline.json (40 queries)\n", "")
+
+
+def test_missing_queries_a_run_file_option_is_passed_over_for_a_retriever(
+    tmp_path, capsys, monkeypatch
+):
+    # A retriever is asked every query: no query of it can be missing, whatever the rule says.
+    monkeypatch.chdir(tmp_path)
+    argv = gate("bm25", "--dataset", DATASET, "--baseline", "baseline.json", "--update-baseline")
+    assert main([*argv, "--missing-queries", "error"]) == 0
+    assert json.loads(Path("baseline.json").read_text(encoding="utf-8"))["n_queries"] == 40
 
 
 def test_a_retriever_needs_a_dataset(tmp_path, capsys):
