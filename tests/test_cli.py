@@ -24,6 +24,7 @@ import pytrec_eval
 from hypothesis import given
 from hypothesis import strategies as st
 
+import in_process_cli
 from ef.evaluation import (
     MissingQueriesWarning,
     evaluate_rag,
@@ -74,15 +75,9 @@ RAG_LINES = [
 def ef_eval(
     *args: object, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    return subprocess.run(
-        [EF_EVAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=QUIET_ENV if env is None else env,
-        check=False,
-    )
+    """The command run in this process (see ``tests/in_process_cli.py``); the installed script
+    is run by :func:`test_the_installed_script_says_its_version` and on a terminal."""
+    return in_process_cli.ef_eval(*args, env=QUIET_ENV if env is None else env)
 
 
 def ok(*args: object, warning: str | None = None) -> str:
@@ -551,8 +546,14 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     assert result.stderr.rstrip().endswith("missing.jsonl: No such file or directory")
 
 
-def test_version() -> None:
-    assert re.fullmatch(r"ef-eval \S+\n", ok("--version"))
+def test_the_installed_script_says_its_version() -> None:
+    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
+    result = subprocess.run(
+        [EF_EVAL, "--version"], capture_output=True, text=True, timeout=60, env=QUIET_ENV
+    )
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert re.fullmatch(r"ef-eval \S+\n", result.stdout)
+    assert ok("--version") == result.stdout
 
 
 # on a terminal
