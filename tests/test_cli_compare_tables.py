@@ -22,15 +22,15 @@ import io
 import json
 import random
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import in_process_cli
 from ef.evaluation import write_trec_qrels, write_trec_run
 from ef.evaluation.cli import main
-from test_cli_tables import EF_EVAL, ENV, on_terminal, piped
+from test_cli_tables import ENV, on_terminal, piped
 
 BOX_RULE = re.compile(r"^\s*─+\s*$")
 SYSTEMS = ("bm25.run", "dense.run", "hybrid.run", "splade.run", "colbert.run")
@@ -241,14 +241,7 @@ def test_markdown_and_latex_write_p_under_a_floor(outputs: Outputs) -> None:
 
 
 def test_dataset_without_html_is_a_usage_error(runs: dict[str, Any], tmp_path: Path) -> None:
-    assert EF_EVAL is not None
-    done = subprocess.run(
-        [EF_EVAL, *map(str, compare_args(runs, "--dataset", tmp_path))],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=300,
-    )
+    done = in_process_cli.ef_eval(*compare_args(runs, "--dataset", tmp_path), env=ENV)
     assert done.returncode == 2
     assert "--dataset gives the --html page its texts: give --html too" in done.stderr
 

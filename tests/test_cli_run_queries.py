@@ -16,20 +16,14 @@ from pathlib import Path
 
 import pytest
 
+import in_process_cli
+
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
 QUIET_ENV = {**os.environ, "EF_EVALUATION_PLUGINS": ""}
 
 
 def ef_eval(*args: object) -> subprocess.CompletedProcess[str]:
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    return subprocess.run(
-        [EF_EVAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=QUIET_ENV,
-        check=False,
-    )
+    return in_process_cli.ef_eval(*args, env=QUIET_ENV)
 
 
 @pytest.fixture

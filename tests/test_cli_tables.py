@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+import in_process_cli
 from ef.evaluation import write_trec_qrels, write_trec_run
 
 EF_EVAL = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
@@ -42,15 +43,7 @@ BOX_RULE = re.compile(r"^\s*─+\s*$")
 
 def piped(*args: object, env: dict[str, str] | None = None) -> str:
     """Run ef-eval with its output in a pipe; its standard output."""
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    result = subprocess.run(
-        [EF_EVAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=ENV if env is None else env,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+    result = in_process_cli.ef_eval(*args, env=ENV if env is None else env)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli_tables import EF_EVAL, ENV
+import in_process_cli
+from test_cli_tables import ENV
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "first-hour.md"
 COMPARE = ["builtin:stdlib-docs", "bm25.run", "short.run", "long.run", "fused.run"]
@@ -18,10 +19,7 @@ COMPARE += ["--reader", "beir", "--baseline", "bm25.run", "--tests", "t-test"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    done = subprocess.run(
-        [EF_EVAL, *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300
-    )
+    done = in_process_cli.ef_eval(*args, env=ENV, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -7,9 +7,7 @@ The pages themselves are opened in a real browser by ``tests/test_html_browser.p
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -18,6 +16,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+import in_process_cli
 from ef.evaluation import (
     QueryFailure,
     RetrievalEvalReport,
@@ -572,17 +571,7 @@ def test_no_inlined_script_can_end_its_element_early(case):
 
 
 def _ef_eval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    executable = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
-    assert executable is not None
-    return subprocess.run(
-        [executable, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "EF_EVALUATION_PLUGINS": ""},
-        check=False,
-    )
+    return in_process_cli.ef_eval(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 from trectools import TrecPoolMaker, TrecRun
 
+import in_process_cli
 from ef.evaluation import (
     evaluate_run,
     pool_runs,
@@ -32,16 +33,7 @@ QUIET_ENV = {**os.environ, "EF_EVALUATION_PLUGINS": ""}
 
 
 def ef_eval(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    return subprocess.run(
-        [EF_EVAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=QUIET_ENV,
-        check=False,
-        cwd=cwd,
-    )
+    return in_process_cli.ef_eval(*args, env=QUIET_ENV, cwd=cwd)
 
 
 def files(tmp_path: Path, seed: int = 1) -> tuple[Path, list[Path]]:

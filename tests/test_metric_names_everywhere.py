@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import in_process_cli
 from ef.evaluation import compare, evaluate_retrieval, evaluate_run, optimize_fusion
 
 QRELS = {"q1": {"d1": 2, "d2": 1, "d3": 0}, "q2": {"d4": 1, "d5": 2}, "q3": {"d6": 1}}
@@ -84,10 +85,7 @@ def test_the_commands_take_the_same_names(tmp_path: Path, expected: dict[str, fl
     env = {**os.environ, "EF_EVALUATION_PLUGINS": ""}
 
     def ef_eval(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [EF_EVAL, *args], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-            env=env, check=False,
-        )  # fmt: skip
+        return in_process_cli.ef_eval(*args, cwd=tmp_path, env=env)
 
     names = ",".join(n for n in NAMES if "," not in n)
     scored = ef_eval("run", "qrels.txt", "a.txt", "--metrics", names, "--format", "json")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import in_process_cli
 from ef.evaluation import read_beir, write_trec_qrels, write_trec_run
 from ef.source_manager import ingest
 
@@ -36,16 +37,7 @@ def answers(query, *, limit=10):
 
 
 def ef_eval(*args: object, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    assert EF_EVAL is not None, "the ef-eval script is not installed: pip install -e ."
-    return subprocess.run(
-        [EF_EVAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**ENV, **env},
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+    return in_process_cli.ef_eval(*args, env={**ENV, **env}, cwd=cwd)
 
 
 def notes(stderr: str, prefix: str) -> list[str]:
