@@ -22,6 +22,12 @@ from background_checks import BackgroundChecks
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# Dense indexes encode with the numpy backend unless the environment says otherwise: what the
+# tests check does not depend on the backend (tests/test_dense_backends.py pins the numpy
+# backend's embeddings to sentence-transformers' and tests sentence-transformers itself), and
+# importing sentence-transformers costs about ten CPU-seconds in every process that does.
+os.environ.setdefault("EF_DENSE_BACKEND", "numpy")
+
 # The limits that keep the run finishing: stuck tests fail as themselves (tests/suite_limits.py);
 # every process the run starts ends with it (tests/process_groups.py).
 pytest_plugins = ("suite_limits", "process_groups")
@@ -93,7 +99,7 @@ _LONGEST_FIRST = (
     "test_suite_limits.py",
     "test_ray.py",
     "test_trec_run.py",
-    "test_dense_numpy.py",
+    "test_dense_backends.py",
     "test_html_report.py",
     "test_mlflow_server.py",
     "test_packaging.py",

@@ -143,14 +143,6 @@ def test_a_requested_device_is_checked() -> None:
             _encoding.choose_device(bad, {"cuda": True, "mps": True})
 
 
-def test_this_machine_has_no_accelerator_so_the_cpu_is_chosen(offline: None) -> None:
-    assert _encoding.choose_device(None) == "cpu"
-    with pytest.raises(ValueError, match="not available here"):
-        ingest(CORPUS, embedder="st:all-MiniLM-L6-v2", device="cuda")
-    index = ingest(CORPUS, embedder="st:all-MiniLM-L6-v2", device="cpu")
-    assert str(index.model.device) == "cpu"
-
-
 def test_float16_storage_is_optional_and_close(offline: None) -> None:
     full = ingest(CORPUS, embedder="st:all-MiniLM-L6-v2")
     half = ingest(CORPUS, embedder="st:all-MiniLM-L6-v2", dtype="float16")
