@@ -113,6 +113,14 @@ def test_check_refuses_a_baseline_that_cannot_show_its_qrels():
     assert check(bare, bare, [parse_rule("ndcg@10 >= 0")]).passed
 
 
+def test_a_baseline_field_of_the_wrong_type_is_an_input_error_not_a_regression(gate, capsys):
+    _edit_baseline(lambda data: data.__setitem__("n_queries", "6"))
+    capsys.readouterr()
+    assert main(gate) == 2
+    wrong = "base.json: a retrieval report with n_queries is a JSON string; expected an integer"
+    assert capsys.readouterr().err == f"ef-eval: error: {wrong}\n"
+
+
 def test_a_baseline_naming_a_key_twice_is_refused(gate, capsys):
     text = Path("base.json").read_text()
     Path("base.json").write_text(text.replace('"per_query": {', '"per_query": {"q0": {}, ', 1))
