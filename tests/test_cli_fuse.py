@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import in_process_cli
 from ef.evaluation import (
     DatasetFormatError,
     fuse,
@@ -174,16 +175,7 @@ def test_the_ef_eval_script_fuses(files):
 
 
 def _ef_eval(*args: object) -> subprocess.CompletedProcess[str]:
-    script = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
-    assert script is not None
-    return subprocess.run(
-        [script, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "EF_EVALUATION_PLUGINS": ""},
-        check=False,
-    )
+    return in_process_cli.ef_eval(*args)
 
 
 @pytest.mark.parametrize("name", ["fused.parquet", "fused.json", "fused.jsonl", "fused.jsonl.gz"])

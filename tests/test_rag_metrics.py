@@ -13,6 +13,7 @@ import gc
 import importlib
 import importlib.abc
 import json
+import os
 import random
 import socket
 import subprocess
@@ -25,6 +26,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
+import in_process_cli
 from ef.evaluation import as_ragas_dataset, evaluate_rag, registry
 from ef.evaluation._builtins.ragas_metrics import RAG_METRICS
 from ef.evaluation._rag import contexts, overlap, strings
@@ -506,21 +508,8 @@ def test_ef_eval_rag_takes_the_new_metric_names(tmp_path: Any) -> None:
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
     names = ",".join(RAG_METRICS)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ef.evaluation.cli",
-            "rag",
-            str(path),
-            "--format",
-            "json",
-            "--metrics",
-            names,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    done = in_process_cli.ef_eval(
+        "rag", path, "--format", "json", "--metrics", names, env=os.environ
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == evaluate_rag(samples, metrics=list(RAG_METRICS)).to_dict()
