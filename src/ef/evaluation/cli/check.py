@@ -86,8 +86,7 @@ the metrics under such a rule). Rules come from --rule and from a [tool.ef-evalu
 table (--config, else ./pyproject.toml). A baseline made on other qrels, queries or options is
 refused, naming what changed (--allow-changed-qrels compares on the common queries).
 --update-baseline writes the run's report as the baseline. --html writes the comparison page
-against the baseline. Exit 0: pass; 1: a rule fails;
-2: usage or input error.
+against the baseline. Exit 0: pass; 1: a rule fails; 2: usage or input error.
 """
 
 
@@ -223,19 +222,14 @@ def _scored(
     if args.qrels is not None:
         qrels = read_qrels(args.qrels, None)
     try:
-        retriever = resolve_retriever(
-            args.run, corpus, http_options=http_options(args), progress=False
-        )
+        retriever = resolve_retriever(args.run, corpus, http_options=http_options(args))
     except ImportError as error:
         raise CliError(f"RUN {spec}: {error}", exit_code=EXIT_USAGE) from error
     for run_file_only in ("missing_queries", "depth"):
         options.pop(run_file_only, None)
     # A failed query stops the check (on_error="raise"): a gate never scores a partial run. The
-    # default cutoffs set how deep the retriever is asked, as for 'ef-eval retrieval': a measure
-    # without a cutoff (recip_rank) sees the ranking its saved run holds, not a shorter one.
-    report = evaluate_retrieval(
-        retriever, qrels, queries, metrics=metrics, progress=False, **options
-    )
+    # default cutoffs ask as deep as 'ef-eval retrieval' does: recip_rank sees the same ranking.
+    report = evaluate_retrieval(retriever, qrels, queries, metrics=metrics, **options)
     return report, queries
 
 
@@ -316,8 +310,7 @@ def _outputs(args: argparse.Namespace, report: CheckReport) -> None:
 
 
 def _named(path: str) -> str:
-    """``path`` as text any output can hold: a byte of the name that is not UTF-8, which Python
-    keeps as a character no UTF-8 file can hold, is shown escaped (``\\xff``)."""
+    """``path`` as text a UTF-8 output holds: a byte of it that is not UTF-8 shown as ``\\xff``."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
@@ -391,9 +384,7 @@ def handle(args: argparse.Namespace) -> int:
     _check_written(args)
     try:
         current, report = _gate(args)
-    except CliError as error:
-        raise CliError(str(error), exit_code=EXIT_USAGE) from error
-    except (ValueError, TypeError, OSError, EvaluationError) as error:
+    except (ValueError, TypeError, OSError, EvaluationError) as error:  # a CliError is one too
         message = str(error)
         if isinstance(error, OSError) and error.filename is not None and error.strerror:
             message = f"{os.fsdecode(error.filename)}: {error.strerror}"
