@@ -18,7 +18,13 @@ import pytrec_eval
 from selenium.webdriver.common.by import By
 
 from browser import chromium
-from ef.evaluation import write_beir, write_trec_qrels, write_trec_run
+from ef.evaluation import (
+    evaluate_run,
+    read_trec_qrels,
+    write_beir,
+    write_trec_qrels,
+    write_trec_run,
+)
 from ef.evaluation.cli import main
 from test_html_browser import marks, open_page
 
@@ -130,6 +136,33 @@ def test_the_verdict_and_rules_lead_and_losing_queries_come_first_with_their_tex
     losses = [row for row in table if float(row[-1]) < 0]
     assert len(losses) == round(0.2 * N_QUERIES) and table[: len(losses)] == losses
     assert all(row[1] == queries[row[0]] for row in table)
+    # The largest loss first, not the lowest value now: the baselines differ by rank, 1 to 4.
+    differences = [float(row[-1]) for row in table]
+    assert differences == sorted(differences) and len(set(differences)) > 2
+
+
+def test_the_queries_show_the_values_the_gate_paired_under_the_rules_name(chromium, tmp_path):
+    # The baseline holds trec_eval's P_5, the rule names P@5: the same measure, paired.
+    write_trec_qrels(tmp_path / "qrels.txt", QRELS)
+    before, after = ranked(lose=0.0, seed=0), ranked(lose=0.2, seed=1)
+    write_trec_run(tmp_path / "worse.txt", after)
+    baseline = evaluate_run(before, read_trec_qrels(tmp_path / "qrels.txt"), metrics=["P"])
+    (tmp_path / "baseline.json").write_text(baseline.to_json(), encoding="utf-8")
+    argv = ["check", str(tmp_path / "worse.txt"), "--qrels", str(tmp_path / "qrels.txt")]
+    argv += ["--baseline", str(tmp_path / "baseline.json"), "--rule", "P@5 >= 0"]
+    assert main([*argv, "--html", str(tmp_path / "gate.html")]) == 0
+    open_page(chromium, tmp_path / "gate.html")
+    shown = {
+        cells[0]: [float(cell) for cell in cells[-3:]]  # baseline, now, difference
+        for tr in chromium.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+        if (cells := [td.text for td in tr.find_elements(By.TAG_NAME, "td")])
+    }
+    oracle = pytrec_eval.RelevanceEvaluator(QRELS, {"P_5"})
+    old, new = oracle.evaluate(before), oracle.evaluate(after)
+    assert shown == {
+        q: pytest.approx([old[q]["P_5"], new[q]["P_5"], new[q]["P_5"] - old[q]["P_5"]], abs=1e-4)
+        for q in QRELS
+    }
 
 
 def test_no_page_when_writing_the_baseline(checked, capsys):

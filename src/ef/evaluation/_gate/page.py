@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._compare.compare import compare
 from ef.evaluation._gate.render import rule_table, summary
-from ef.evaluation._html.comparison import comparison_page, metric_values
+from ef.evaluation._html.comparison import comparison_page
 from ef.evaluation._html.rankings import query_texts
 from ef.evaluation._html.render import render_page
 from ef.evaluation._io.atomic import write_text_atomically
 from ef.evaluation._report.reports import RetrievalEvalReport
 
 if TYPE_CHECKING:
+    from ef.evaluation._compare.report import ComparisonReport
     from ef.evaluation._gate.report import CheckReport
 
 __all__ = ["gate_page", "write_gate_page"]
@@ -34,25 +35,21 @@ def _on(report: RetrievalEvalReport, query_ids: list[str]) -> RetrievalEvalRepor
 
 
 def _query_rows(
-    metrics: list[str],
-    baseline: RetrievalEvalReport,
-    current: RetrievalEvalReport,
-    query_ids: list[str],
-    texts: Mapping[str, str],
+    comparison: ComparisonReport, metrics: list[str], query_ids: list[str], texts: Mapping[str, str]
 ) -> list[list[Any]]:
-    """One row per query (id, text, then per metric: baseline, now, difference), the largest
+    """One row per query (id, text, then per metric: baseline, now, difference) of the values
+    the comparison paired, under the rule's name (a baseline's ``P_5`` for ``P@5``), the largest
     loss on the first rule's metric first (ties by id, in the compared order)."""
+    baseline, current = comparison.per_query["baseline"], comparison.per_query["current"]
     rows = []
     for query in query_ids:
         row: list[Any] = [query, texts.get(query)]
         for metric in metrics:
-            old = metric_values({query: baseline.per_query[query]}, metric).get(query)
-            new = metric_values({query: current.per_query[query]}, metric).get(query)
-            difference = None if old is None or new is None else new - old
-            row.extend([old, new, difference])
+            old, new = baseline[query][metric], current[query][metric]
+            row.extend([old, new, new - old])
         rows.append(row)
     order = {query: index for index, query in enumerate(query_ids)}
-    return sorted(rows, key=lambda row: (row[4] if row[4] is not None else 0.0, order[row[0]]))
+    return sorted(rows, key=lambda row: (row[4], order[row[0]]))
 
 
 def gate_page(
@@ -98,7 +95,7 @@ def gate_page(
         ],
         notes=list(report.notes),
         columns=["query", "text", *columns],
-        rows=_query_rows(metrics, baseline, current, query_ids, texts),
+        rows=_query_rows(comparison, metrics, query_ids, texts),
     )
     return data
 
