@@ -11,6 +11,7 @@ pytrec_eval, the failure message against what ``ef-eval check`` prints for the s
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import signal
 import sys
@@ -120,6 +121,15 @@ def baseline_path(pytester: pytest.Pytester) -> Path:
     return pytester.path / "baselines" / "search.json"
 
 
+def failure(output: str, test: str) -> str:
+    """What pytest shows under the heading of ``test``'s failure."""
+    heading = re.search(rf"^_+ {re.escape(test)} _+$", output, re.MULTILINE)
+    assert heading is not None, test
+    rest = output[heading.end() :]
+    end = re.search(r"^(_{3,} \S.* _{3,}|-{3,} \S.* -{3,}|={3,}.*)$", rest, re.MULTILINE)
+    return rest[: end.start() if end else None].strip("\n")
+
+
 def oracle(rankings: dict[str, list[str]], measure: str = "ndcg_cut.10") -> dict[str, float]:
     """pytrec_eval's ``measure`` of each query's whole ranking."""
     run = {
@@ -139,7 +149,9 @@ def test_update_baselines_writes_a_baseline_that_then_passes(project):
     assert str(path) in written.stdout.str()
     # Written atomically: the report alone, no temporary file beside it.
     assert sorted(p.name for p in path.parent.iterdir()) == ["search.json"]
-    saved = json.loads(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), indent=1) + "\n"  # as ef-eval check writes it
+    saved = json.loads(text)
     expected = oracle(GATE_DATA["rankings"]())
     assert saved["per_query"].keys() == expected.keys()
     for query, value in expected.items():
@@ -186,9 +198,10 @@ def test_a_seeded_regression_fails_with_the_cli_summary_and_rank_noise_passes(
     worse = GATE_DATA["rankings"](lose=0.10, seed=1)
     assert cli_check(tmp_path, baseline_path(project), worse) == 1
     printed = capsys.readouterr().out.splitlines()
-    section = output.split("test_regression[1]", 1)[1]
-    for line in printed:
-        assert line in section, line
+    section = failure(output, "test_regression[1]")
+    assert [line.rstrip() for line in section.splitlines()] == [
+        line.rstrip() for line in printed
+    ]  # the table alone
     assert "quality gate FAILED" in section
     assert "FAIL recall@10: max_drop = 0.02: dropped 0.1000" in section
 
@@ -197,7 +210,10 @@ def test_a_missing_baseline_fails_saying_how_to_write_it(project):
     result = run(project, "-k", "baseline")
     result.assert_outcomes(failed=1, deselected=6)
     output = result.stdout.str()
-    assert f"{baseline_path(project)}: no baseline: run pytest --ef-update-baselines" in output
+    assert failure(output, "test_baseline") == (
+        f"{baseline_path(project)}: no baseline: run pytest --ef-update-baselines to write it "
+        "from this run, then commit it"
+    )
     assert not baseline_path(project).exists()
 
 
@@ -205,20 +221,34 @@ def test_a_baseline_on_other_qrels_fails_naming_them(project):
     run(project, "--ef-update-baselines", "-k", "baseline").assert_outcomes(passed=1, deselected=6)
     project.makepyfile(
         test_changed="""
-        from gate_data import QRELS, QUERIES, retriever
+        import pytest
+        from gate_data import QRELS, QUERIES, async_retriever, retriever
         from test_search import RULES
 
+        CHANGED = dict(qrels={**QRELS, "q0": {"rel0": 1.0, "other0_0": 1.0}}, queries=QUERIES,
+                       baseline="baselines/search.json", rules=RULES)
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
         def test_changed_qrels(ef_check):
-            qrels = {**QRELS, "q0": {"rel0": 1.0, "other0_0": 1.0}}
-            ef_check(retriever(), qrels=qrels, queries=QUERIES,
-                     baseline="baselines/search.json", rules=RULES)
+            ef_check(retriever(), **CHANGED)
+
+        @pytest.mark.anyio
+        async def test_changed_qrels_async(ef_check):
+            await ef_check.check_async(async_retriever(), **CHANGED)
         """
     )
     result = run(project, "test_changed.py")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=2)
     output = result.stdout.str()
-    assert "the baseline was made on other inputs: qrels (fingerprint" in output
-    assert "--ef-update-baselines" in output
+    for test in ("test_changed_qrels", "test_changed_qrels_async"):
+        said = failure(output, test)
+        assert said.startswith(
+            f"{baseline_path(project)}: the baseline was made on other inputs: qrels (fingerprint"
+        )
+        assert "--ef-update-baselines" in said and len(said.splitlines()) == 1
 
 
 def test_a_failed_evaluation_leaves_the_old_baseline_whole(project):
@@ -343,6 +373,52 @@ def test_a_measure_without_a_cutoff_sees_the_whole_ranking(pytester):
     run(pytester).assert_outcomes(passed=2)
 
 
+QUIET_TESTS = """
+import pytest
+from gate_data import QRELS, QUERIES, async_retriever, retriever
+
+OPTIONS = dict(qrels=QRELS, queries=QUERIES, rules=["ndcg@10 >= 0"])
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def test_sync(ef_check, capsys):
+    ef_check(retriever(), baseline="baselines/v2/sync/search.json", **OPTIONS)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.anyio
+async def test_async(ef_check, capsys):
+    await ef_check.check_async(async_retriever(), baseline="baselines/v2/async.json", **OPTIONS)
+    assert capsys.readouterr().err == ""
+"""
+
+
+def test_the_gate_shows_no_progress_and_writes_baselines_in_folders_not_yet_made(
+    pytester, monkeypatch
+):
+    # A progress line every 0 s, were any shown: in a test's output, only what it says itself.
+    monkeypatch.setenv("EF_PROGRESS_INTERVAL", "0")
+    pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_quiet=QUIET_TESTS)
+    run(pytester, "--ef-update-baselines").assert_outcomes(passed=2)
+    for name in ("v2/sync/search.json", "v2/async.json"):
+        assert json.loads((pytester.path / "baselines" / name).read_text())["n_queries"] == 200
+    run(pytester).assert_outcomes(passed=2)
+
+
+def test_a_quality_gate_made_without_update_checks_and_writes_nothing(tmp_path):
+    gate = ef_evaluation_pytest.QualityGate(folder=tmp_path, rootpath=tmp_path)
+    retriever = GATE_DATA["retriever"]()
+    data = {"qrels": GATE_DATA["QRELS"], "queries": GATE_DATA["QUERIES"]}
+    with pytest.raises(pytest.fail.Exception, match=r"base\.json: no baseline: run pytest --ef-"):
+        gate(retriever, baseline="base.json", rules=["ndcg@10 >= 0"], **data)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_loading_the_plugin_imports_nothing_of_ef(pytester):
     # pytest loads the plugin in every run of a project that installs it.
     probe = (
@@ -395,7 +471,11 @@ def test_two_tests_naming_one_baseline_cannot_both_write_it(pytester):
     result = run(pytester, "--ef-update-baselines", "-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
     output = result.stdout.str()
-    assert "test_two.py::test_first and test_two.py::test_second both name" in output
+    assert failure(output, "test_second") == (
+        f"{pytester.path}/baselines/../baselines/search.json: test_two.py::test_first and "
+        "test_two.py::test_second both name this baseline, and it holds test_two.py::test_first's "
+        "run: give each test its own baseline"
+    )
     written = json.loads(baseline_path(pytester).read_text(encoding="utf-8"))
     expected = oracle(GATE_DATA["rankings"]())
     assert {q: v["ndcg@10"] for q, v in written["per_query"].items()} == pytest.approx(expected)
@@ -445,6 +525,11 @@ def test_a_dataset_beside_qrels(ef_check):
     gate(ef_check, rules=["ndcg@10 >= 0.1"], dataset="builtin:stdlib-docs")
 
 
+def test_a_dataset_beside_qrels_alone(ef_check):
+    ef_check(retriever(), qrels=QRELS, baseline="base.json", rules=["ndcg@10 >= 0.1"],
+             dataset="builtin:stdlib-docs")
+
+
 def test_qrels_without_queries(ef_check):
     ef_check(retriever(), qrels=QRELS, baseline="base.json", rules=["ndcg@10 >= 0.1"])
 
@@ -457,6 +542,13 @@ def test_a_baseline_of_another_kind(ef_check, request):
     rag.write_text(evaluate_rag([sample]).to_json())
     ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="rag.json",
              rules=["ndcg@10 >= 0.1"])
+
+
+def test_a_baseline_field_of_the_wrong_type(ef_check, request):
+    wrong = '{"metrics": {}, "per_query": {}, "n_queries": "6", "k_values": [1]}'
+    (request.path.parent / "wrong.json").write_text(wrong)
+    ef_check(retriever(), qrels=QRELS, queries=QUERIES, baseline="wrong.json",
+             rules=["ndcg@10 >= 0.1"])
 """
 
 
@@ -464,9 +556,9 @@ def test_each_shape_of_rules_and_the_failures_of_none(pytester: pytest.Pytester)
     pytester.makepyfile(gate_data=DATA.read_text(encoding="utf-8"))
     pytester.makepyfile(test_arguments=ARGUMENT_TESTS)
     written = run(pytester, "--ef-update-baselines", "-k", "write")
-    written.assert_outcomes(passed=1, deselected=8)
+    written.assert_outcomes(passed=1, deselected=10)
     result = run(pytester, "-k", "not write", "-rA")
-    result.assert_outcomes(passed=2, failed=6, deselected=1)
+    result.assert_outcomes(passed=2, failed=8, deselected=1)
     output = result.stdout.str()
     assert "PASSED test_arguments.py::test_one_rule_as_a_string" in output
     assert "PASSED test_arguments.py::test_no_correction" in output
@@ -474,14 +566,24 @@ def test_each_shape_of_rules_and_the_failures_of_none(pytester: pytest.Pytester)
         "TypeError: rules['ndcg@10']: expected a table of rules such as {'min': 0.5}, got 0.5"
         in output
     )
-    assert "ef_check: no rules to check" in output
-    assert "ef_check: no rules: give rules=..., or a [tool.ef-evaluation.check] table in" in output
-    assert "TypeError: ef_check: give dataset=, or qrels= and queries=, not both" in output
+    # The gate's own failures are their message alone, without the plugin's traceback.
+    assert failure(output, "test_no_rule_in_the_list") == "ef_check: no rules to check"
+    assert failure(output, "test_no_rules_and_no_pyproject") == (
+        "ef_check: no rules: give rules=..., or a [tool.ef-evaluation.check] table in "
+        f"{pytester.path / 'pyproject.toml'}"
+    )
+    for test in ("test_a_dataset_beside_qrels", "test_a_dataset_beside_qrels_alone"):
+        said = failure(output, test)
+        assert "TypeError: ef_check: give dataset=, or qrels= and queries=, not both" in said
     assert "TypeError: ef_check: give dataset=, or qrels= and queries=\n" in output
     # A baseline of another kind is refused naming the file, once.
     rag = pytester.path / "rag.json"
     assert f"{rag}: a RagEvalReport, not a retrieval report" in output
     assert f"{rag}: {rag}" not in output
+    assert failure(output, "test_a_baseline_field_of_the_wrong_type") == (
+        f"{pytester.path / 'wrong.json'}: a retrieval report with n_queries is a JSON string; "
+        "expected an integer"
+    )
 
 
 def test_the_gate_classes_are_reached_from_the_package() -> None:

@@ -239,11 +239,13 @@ class QualityGate:
                 **checked.config.check_options(),
             )
         except (ValueError, TypeError) as error:
-            message = str(error)
-            if not message.startswith(str(path)):
-                message = f"{path}: {message}"
-            advice = f"make the baseline again ({UPDATE_OPTION})"
-            pytest.fail(message.replace("make the baseline again", advice), pytrace=False)
-        if not report.passed:
-            pytest.fail(report.to_text(), pytrace=False)
-        return report
+            # The test fails outside this block: within it, pytest shows the error above too.
+            problem = str(error)
+        else:
+            if not report.passed:
+                pytest.fail(report.to_text(), pytrace=False)
+            return report
+        if not problem.startswith(str(path)):
+            problem = f"{path}: {problem}"
+        advice = f"make the baseline again ({UPDATE_OPTION})"
+        pytest.fail(problem.replace("make the baseline again", advice), pytrace=False)
