@@ -107,15 +107,15 @@ _REWRAPPED = (
     "so the exit code this one was given is never seen"
 )
 EQUIVALENT: dict[str, str] = {
-    "cli/check.py:208:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
-    "cli/check.py:218:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
-    "cli/check.py:230:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
-    "cli/check.py:324:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
+    "cli/check.py:207:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
+    "cli/check.py:217:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
+    "cli/check.py:227:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
+    "cli/check.py:325:EXIT_USAGE -> EXIT_REGRESSION": _REWRAPPED,
     "_gate/reading.py:148:drop guard": (
         "with no bounded measure, the loops after this return test each key against an empty "
         "set and return None the same"
     ),
-    "cli/check.py:269:drop guard": (
+    "cli/check.py:265:drop guard": (
         "a stream (/dev/stdout, a FIFO, a descriptor) exists and is not a folder, so its folder "
         "exists: the checks after this return find nothing wrong either"
     ),
