@@ -121,6 +121,17 @@ def test_a_baseline_field_of_the_wrong_type_is_an_input_error_not_a_regression(g
     assert capsys.readouterr().err == f"ef-eval: error: {wrong}\n"
 
 
+def test_a_baseline_field_of_a_wrong_value_is_named_with_its_file(gate, capsys):
+    _edit_baseline(lambda data: data.__setitem__("n_queries", -1))
+    wrong = "base.json: a retrieval report with n_queries is -1; expected an integer >= 0"
+    with pytest.raises(ValueError) as raised:
+        read_report("base.json")
+    assert str(raised.value) == wrong
+    capsys.readouterr()
+    assert main(gate) == 2
+    assert capsys.readouterr().err == f"ef-eval: error: {wrong}\n"
+
+
 def test_a_baseline_naming_a_key_twice_is_refused(gate, capsys):
     text = Path("base.json").read_text()
     Path("base.json").write_text(text.replace('"per_query": {', '"per_query": {"q0": {}, ', 1))
