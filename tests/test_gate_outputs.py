@@ -27,6 +27,14 @@ def _inputs() -> dict[str, bytes]:
     return {name: Path(name).read_bytes() for name in ("run.txt", "qrels.txt", "base.json")}
 
 
+def _output(argv: list[str], option: str, path: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``argv`` writing ``path`` through ``option``: a flag, or ``$GITHUB_STEP_SUMMARY``."""
+    if option.startswith("$"):
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", path)
+        return argv
+    return [*argv, option, path]
+
+
 @pytest.mark.parametrize("baseline", ["run.txt", "qrels.txt", "./run.txt"])
 def test_update_baseline_never_replaces_the_run_or_the_qrels(gate, capsys, baseline):
     before = _inputs()
@@ -68,10 +76,7 @@ def test_no_output_replaces_the_rules_file_read(gate, capsys, monkeypatch, optio
     argv = gate[:-2]  # no --rule: the rules are the file's
     if read == "gate.toml":
         argv += ["--config", "gate.toml"]
-    if option.startswith("$"):
-        monkeypatch.setenv("GITHUB_STEP_SUMMARY", read)
-    else:
-        argv += [option, read]
+    argv = _output(argv, option, read, monkeypatch)
     capsys.readouterr()
     assert main(argv) == 2
     assert f"{option} {read} would replace the input" in capsys.readouterr().err
@@ -91,11 +96,7 @@ def test_a_step_summary_fifo_nobody_reads_fails_at_once(gate, capsys, monkeypatc
 def test_an_output_in_no_folder_is_exit_2_before_scoring(gate, capsys, monkeypatch, option, where):
     Path("out").mkdir()
     path = "out" if where == "a folder" else "missing/gate.out"
-    argv = list(gate)
-    if option.startswith("$"):
-        monkeypatch.setenv("GITHUB_STEP_SUMMARY", path)
-    else:
-        argv += [option, path]
+    argv = _output(list(gate), option, path, monkeypatch)
     capsys.readouterr()
     assert main(argv) == 2
     captured = capsys.readouterr()
@@ -106,11 +107,7 @@ def test_an_output_in_no_folder_is_exit_2_before_scoring(gate, capsys, monkeypat
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
 @pytest.mark.parametrize("option", ["--junit", "--markdown", "$GITHUB_STEP_SUMMARY"])
 def test_a_write_that_fails_on_a_passing_gate_is_exit_2(gate, capsys, monkeypatch, option):
-    argv = list(gate)
-    if option.startswith("$"):
-        monkeypatch.setenv("GITHUB_STEP_SUMMARY", "/dev/full")
-    else:
-        argv += [option, "/dev/full"]
+    argv = _output(list(gate), option, "/dev/full", monkeypatch)
     capsys.readouterr()
     assert main(argv) == 2
     captured = capsys.readouterr()
