@@ -32,19 +32,18 @@ def ef_eval(
     *args: object,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
-    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``ef-eval args...`` here; its exit code, standard output and standard error.
 
     :param env: the whole environment of the command (default: this one with
         :data:`NO_PLUGINS`).
-    :param cwd: its working folder (default: this one).
-    :param input: its standard input (default: empty, as ``/dev/null`` is).
+    :param cwd: its working folder (default: this one). Its standard input is empty, as
+        ``/dev/null`` is.
     """
     argv = [str(arg) for arg in args]
     environment = {**os.environ, **NO_PLUGINS} if env is None else dict(env)
     out, err = _pipe(), _pipe()
-    stdin = io.StringIO(input or "")
+    stdin = io.StringIO("")
     with _environment(environment), _folder(cwd), _default_warnings(), _plugins_reloaded():
         saved = sys.stdin, sys.stdout, sys.stderr
         sys.stdin, sys.stdout, sys.stderr = stdin, out, err
