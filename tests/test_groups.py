@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import warnings
 from pathlib import Path
@@ -77,6 +78,24 @@ def test_a_bad_line_is_named_by_file_and_line(tmp_path, text, line, problem):
     assert caught.value.path == str(path)
     assert caught.value.line == line
     assert problem in caught.value.problem
+
+
+def test_a_groups_fifo_is_refused_by_name_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "groups.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=f"^{fifo}: a FIFO, not a regular file; copy it"):
+        read_query_groups(fifo)
+
+
+@pytest.mark.parametrize("given", [{"q00": None}, {"q1": [], "q2": None}, {}])
+def test_groups_that_put_no_query_in_a_group_are_refused_as_such_a_file_is(given):
+    with pytest.raises(ValueError, match="name no query in any group") as caught:
+        QueryGroups(given)
+    assert f"({len(given)} query id" in str(caught.value)
+    with pytest.raises(ValueError, match="name no query in any group"):
+        QueryGroups.from_texts({"q1": "a text"}, lambda text: None)
+    with pytest.raises(ValueError, match="name no query in any group"):
+        evaluate_run({"q1": ["d1"]}, QRELS, groups=given)
 
 
 def test_groups_from_a_mapping_or_a_function_of_the_text():

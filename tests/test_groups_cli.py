@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import warnings
 from pathlib import Path
@@ -25,6 +26,7 @@ from ef.evaluation import (
 from ef.evaluation._io.builtin_datasets import resolve_builtin
 from ef.evaluation.cli import main
 from ef.source_manager import ingest
+from in_process_cli import ef_eval
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +96,15 @@ def test_a_bad_groups_file_is_a_usage_error_naming_the_line(files, capsys, tmp_p
     code, _, err = _ef(capsys, "run", files["qrels"], files["runs"]["bm25"], "--groups", bad)
     assert code == 2
     assert f"{bad}:2: 1 columns" in err
+
+
+def test_a_groups_fifo_is_a_usage_error_naming_it_without_waiting(files, tmp_path):
+    fifo = tmp_path / "groups.fifo"
+    os.mkfifo(fifo)
+    result = ef_eval("run", files["qrels"], files["runs"]["bm25"], "--groups", fifo)
+    assert result.returncode == 2
+    assert f"{fifo}: a FIFO, not a regular file; copy it to a file first" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_compare_runs_its_tests_per_group(files, capsys):

@@ -48,9 +48,11 @@ def _names(query_id: str, value: Any, where: str) -> tuple[str, ...]:
 
 
 def _memberships(value: Mapping[str, Any]) -> FrozenDict[str, tuple[str, ...]]:
-    """Query id → its group names, checked; a query with no group is left out."""
+    """Query id → its group names, checked; a query with no group is left out, and groups
+    that leave every query out are refused, as a groups file that names none is: they would
+    report no group, silently."""
     if isinstance(value, FrozenDict) and all(type(v) is tuple for v in value.values()):
-        return value
+        return _some(value, value)
     if not isinstance(value, Mapping):
         raise TypeError(
             f"query groups are a {type(value).__name__}; expected a mapping of query id to a "
@@ -66,7 +68,20 @@ def _memberships(value: Mapping[str, Any]) -> FrozenDict[str, tuple[str, ...]]:
         checked = _names(query_id, names, "query groups")
         if checked:
             kept[query_id] = checked
-    return FrozenDict(kept)
+    return _some(FrozenDict(kept), value)
+
+
+def _some(
+    kept: FrozenDict[str, tuple[str, ...]], given: Mapping[str, Any]
+) -> FrozenDict[str, tuple[str, ...]]:
+    """``kept``, unless it names no query in any group."""
+    if not kept:
+        ids = "1 query id" if len(given) == 1 else f"{len(given)} query ids"
+        raise ValueError(
+            f"query groups name no query in any group ({ids}, none with a group name); "
+            "expected at least one query id with a group name"
+        )
+    return kept
 
 
 @attrs.frozen
@@ -76,7 +91,9 @@ class QueryGroups:
     Build it from a mapping (``{"q1": "navigational", "q2": ["long", "typo"]}``), read it from
     a file with :func:`read_query_groups`, or compute it from the query texts with
     :meth:`from_texts`. Every ``groups=`` parameter also takes the mapping, the file's path or
-    the function as they are. A query absent from it (or mapped to no name) is in no group.
+    the function as they are. A query absent from it (or mapped to no name) is in no group;
+    groups with no query in any group are refused (:class:`ValueError`), as a groups file
+    that names none is.
 
     >>> groups = QueryGroups({'q1': 'short', 'q2': ['long', 'question'], 'q3': 'short'})
     >>> groups.names

@@ -13,8 +13,9 @@ from typing import Any
 
 from ef.evaluation._exceptions import DatasetFormatError
 from ef.evaluation._groups.query_groups import QueryGroups
-from ef.evaluation._io.files import PathArg, open_text
+from ef.evaluation._io.files import PathArg, open_text, read_regular
 from ef.evaluation._io.lines import (
+    MAX_JSON_DOCUMENT,
     MAX_JSONL_LINE,
     MAX_TREC_LINE,
     bounded_lines,
@@ -38,12 +39,15 @@ def read_query_groups(path: PathArg) -> QueryGroups:
     "groups": ["long", "typo"]}``. Queries keep the order of their first line, and a query's
     groups the order of its lines.
 
-    :param path: the file (gzip-compressed or not).
+    :param path: the file (gzip-compressed or not), a regular file: it is read whole, and a
+        FIFO or a device, which could keep the reader waiting forever, is refused unopened.
     :raises DatasetFormatError: for a line that breaks the form (a missing or extra column, an
         empty query id or group, a query given the same group twice, a JSON record that is no
         object, lacks ``query_id`` or has another key), naming the file and the line; for a
         file that names no query at all.
     :raises FileNotFoundError: if ``path`` does not exist.
+    :raises ValueError: naming ``path``, when it is not a regular file or holds more than
+        :data:`~ef.evaluation._io.lines.MAX_JSON_DOCUMENT` bytes.
 
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -73,7 +77,7 @@ def read_query_groups(path: PathArg) -> QueryGroups:
         memberships.setdefault(query_id, []).append(group)
 
     json_lines: bool | None = None
-    with open_text(path) as text:
+    with open_text(path, read_regular(path, MAX_JSON_DOCUMENT)) as text:
         for number, line in enumerate(bounded_lines(text, MAX_JSONL_LINE), start=1):
             if not line.strip():
                 continue

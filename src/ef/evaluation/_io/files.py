@@ -43,9 +43,15 @@ READ_ERRORS = (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error)
 
 
 @contextlib.contextmanager
-def open_binary(path: PathArg) -> Iterator[io.BufferedReader | gzip.GzipFile]:
-    """Open ``path`` for reading bytes, transparently decompressing gzip (by magic bytes)."""
-    with open(path, "rb") as raw:
+def open_binary(
+    path: PathArg, data: bytes | None = None
+) -> Iterator[io.BufferedReader | gzip.GzipFile]:
+    """Open ``path`` for reading bytes, transparently decompressing gzip (by magic bytes); or
+    ``data``, its bytes already read (by :func:`read_regular`), with ``path`` naming them."""
+    raw: io.BufferedReader = (
+        open(path, "rb") if data is None else io.BufferedReader(io.BytesIO(data))
+    )
+    with raw:
         if raw.peek(2)[:2] == _GZIP_MAGIC:
             with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
                 yield unzipped
@@ -54,7 +60,7 @@ def open_binary(path: PathArg) -> Iterator[io.BufferedReader | gzip.GzipFile]:
 
 
 @contextlib.contextmanager
-def open_text(path: PathArg) -> Iterator[IO[str]]:
+def open_text(path: PathArg, data: bytes | None = None) -> Iterator[IO[str]]:
     """Open a dataset file for streaming its lines as text.
 
     The file may be gzip-compressed whatever its name (recognised by its magic bytes), and is
@@ -67,6 +73,8 @@ def open_text(path: PathArg) -> Iterator[IO[str]]:
     naming the first line that cannot be read.
 
     :param path: the file to read.
+    :param data: the file's bytes, when they were read already (by :func:`read_regular`);
+        ``path`` then only names them in errors.
     :raises FileNotFoundError: if ``path`` does not exist.
     :raises DatasetFormatError: if the bytes cannot be decoded.
 
@@ -79,13 +87,13 @@ def open_text(path: PathArg) -> Iterator[IO[str]]:
     [['one'], ['two']]
     """
     with (
-        open_binary(path) as binary,
+        open_binary(path, data) as binary,
         io.TextIOWrapper(binary, encoding="utf-8-sig", newline="\n") as text,
     ):
         try:
             yield text
         except READ_ERRORS as exc:
-            line = _first_unreadable_line(path)
+            line = _first_unreadable_line(path, data)
             if line is None:  # the error came from the caller's own code, not from the file
                 raise
             if isinstance(exc, UnicodeDecodeError):
@@ -97,7 +105,7 @@ def open_text(path: PathArg) -> Iterator[IO[str]]:
             ) from exc
 
 
-def _first_unreadable_line(path: PathArg) -> int | None:
+def _first_unreadable_line(path: PathArg, data: bytes | None = None) -> int | None:
     """The 1-based number of the first line that cannot be decompressed or decoded, if any.
 
     The file is read in pieces of bounded size, so a huge line does not have to fit in memory.
@@ -105,7 +113,7 @@ def _first_unreadable_line(path: PathArg) -> int | None:
     decoder = codecs.getincrementaldecoder("utf-8")()
     complete = 0  # lines read to their end
     try:
-        with open_binary(path) as binary:
+        with open_binary(path, data) as binary:
             for piece in iter(lambda: binary.readline(_PIECE), b""):
                 decoder.decode(piece)
                 complete += piece.endswith(b"\n")

@@ -13,7 +13,6 @@ import argparse
 from collections.abc import Mapping
 
 from ef.evaluation import (
-    DatasetFormatError,
     QueryGroups,
     RagEvalReport,
     RetrievalEvalReport,
@@ -50,16 +49,17 @@ def add_groups_option(parser: argparse.ArgumentParser) -> None:
 def read_groups(args: argparse.Namespace) -> QueryGroups | None:
     """The groups of ``--groups``, or ``None``.
 
-    :raises CliError: a usage error for a file that cannot be read or breaks the form.
+    :raises CliError: a usage error for a file that cannot be read, is no regular file or
+        breaks the form.
     """
     path = getattr(args, "groups", None)
     if path is None:
         return None
     try:
         return read_query_groups(path)
-    except (OSError, DatasetFormatError) as error:
+    except (OSError, ValueError) as error:  # a ValueError names the file already
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        where = "" if isinstance(error, DatasetFormatError) else f"--groups {path}: "
+        where = "" if isinstance(error, ValueError) else f"--groups {path}: "
         raise CliError(f"{where}{reason}", exit_code=EXIT_USAGE) from error
 
 
