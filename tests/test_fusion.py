@@ -88,6 +88,19 @@ def test_a_score_that_is_not_finite_is_refused_naming_run_and_query(bad):
         fuse([BM25, {"q1": {"d1": 0.5, "d3": bad}}])
 
 
+@pytest.mark.parametrize("method", ["sum", "rrf"])
+def test_zmuv_normalises_scores_near_the_float_limit_as_it_does_them_scaled_down(method):
+    huge = {"q1": {"d1": 1.7e308, "d2": -1.7e308, "d3": -1.7e308}, "q2": {"d4": 1e308}, "q3": {}}
+    small = {q: {d: score / 1e308 for d, score in docs.items()} for q, docs in huge.items()}
+    fused = fuse([huge, DENSE], method=method, norm="zmuv")
+    expected = fuse([small, DENSE], method=method, norm="zmuv")
+    assert {q: list(docs) for q, docs in fused.items()} == {
+        q: list(docs) for q, docs in expected.items()
+    }
+    for query_id, docs in expected.items():
+        assert fused[query_id] == pytest.approx(docs, rel=1e-15)
+
+
 def test_a_score_that_is_not_a_number_is_refused():
     with pytest.raises(TypeError, match=r"run 1, query 'q1': score '1.0' is a str"):
         fuse([{"q1": {"d1": "1.0"}}, DENSE])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from operator import sub, truediv
+from operator import mul, sub, truediv
 
 from ef.evaluation._fusion._entries import NormEntry
 from ef.evaluation._fusion._inputs import Ranking
@@ -110,10 +110,16 @@ def _sum(ranking: Ranking) -> Ranking:
 
 def _zmuv(ranking: Ranking) -> Ranking:
     """(score - mean) / standard deviation (population): zero mean, unit variance."""
-    values = list(ranking.values())
+    # Scores larger than 1 in magnitude are first scaled down below 1 by a power of two, which
+    # is exact: the numbers stay ranx's, and scores near the float limit (±1.7e308) overflow
+    # neither their differences from the mean nor their squares.
+    scale = math.ldexp(1.0, -max(math.frexp(max(map(abs, ranking.values())))[1], 0))
+    scaled = ranking.copy()
+    scaled.update(zip(ranking, map(mul, ranking.values(), repeat(scale)), strict=True))
+    values = list(scaled.values())
     mean = math.fsum(values) / len(values)
     deviation = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
-    return _shift_scale(ranking, mean, max(deviation, _FLOOR))
+    return _shift_scale(scaled, mean, max(deviation, _FLOOR * scale))
 
 
 def _rank(ranking: Ranking) -> Ranking:
