@@ -95,6 +95,20 @@ def test_krippendorff_alpha_equals_the_krippendorff_package(seed, level):
     )
 
 
+@pytest.mark.parametrize("level", ["interval", "ratio"])
+def test_krippendorff_alpha_of_grades_near_the_float_limit_is_that_of_the_grades_scaled_down(
+    level,
+):
+    sets = assessors(1, 3, (0, 1, 2, 3), overlap=0.8)
+    huge = [{q: {d: g * 5e307 for d, g in docs.items()} for q, docs in s.items()} for s in sets]
+    items = sorted({(q, d) for s in sets for q, docs in s.items() for d in docs})
+    data = [[s.get(q, {}).get(d, math.nan) for q, d in items] for s in sets]
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    result = judgement_agreement(huge, level=level)
+    assert result.krippendorff_alpha == pytest.approx(expected, abs=1e-9)
+    assert result.grades == (0.0, 5e307, 1e308, 1.5e308)
+
+
 def test_perfect_agreement_is_one_and_round_trips():
     qrels = {"q1": {"d1": 0.0, "d2": 1.0, "d3": 2.0}}
     result = judgement_agreement({"x": qrels, "y": dict(qrels)})

@@ -125,11 +125,17 @@ def _distance(
 ) -> Callable[..., float]:
     if level == "nominal":
         return lambda c, k: 0.0 if c == k else 1.0
+    if level == "ordinal":
+        return _ordinal_distances(domain, totals)
+    # α at these levels is the same when every grade is scaled alike: grades larger than 1 in
+    # magnitude are scaled down below 1 by a power of two, which is exact, so a grade near the
+    # float limit (1e308) overflows neither a difference, a sum nor a square.
+    scale = math.ldexp(1.0, -max(math.frexp(max(map(abs, domain)))[1], 0))
     if level == "interval":
-        return lambda c, k: (c - k) ** 2
-    if level == "ratio":
-        return lambda c, k: 0.0 if c + k == 0 else ((c - k) / (c + k)) ** 2
-    return _ordinal_distances(domain, totals)
+        return lambda c, k: (c * scale - k * scale) ** 2
+    return lambda c, k: (
+        0.0 if c + k == 0 else ((c * scale - k * scale) / (c * scale + k * scale)) ** 2
+    )
 
 
 def krippendorff_alpha(units: Sequence[Sequence[float]], level: str) -> float:
