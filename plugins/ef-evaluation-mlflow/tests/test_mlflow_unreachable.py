@@ -92,3 +92,20 @@ def test_a_baseline_on_an_unreachable_server_is_an_input_error_naming_it(
         in error
     )
     assert "no answer within 1 s" in error
+
+
+@pytest.mark.parametrize("given", ["-5", "0", "1.5", "²", "ten"])
+def test_a_timeout_that_is_no_whole_number_of_seconds_is_refused_as_given(
+    given, closed_server, inputs, settings, monkeypatch, capsys
+):
+    report = evaluate_run(str(inputs["bm25.txt"]), read_trec_qrels(inputs["qrels.txt"]))
+    monkeypatch.setenv(ENV_TIMEOUT, given)
+    expected = f"{ENV_TIMEOUT} must be a whole number of seconds >= 1, got {given!r}"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+        log_report(report, tracking_uri=closed_server)
+    monkeypatch.delenv(ENV_TIMEOUT)
+    argv = ["run", str(inputs["qrels.txt"]), str(inputs["bm25.txt"]), "--mlflow"]
+    assert main([*argv, "--mlflow-uri", closed_server, "--mlflow-timeout", given]) == 2
+    error = capsys.readouterr().err
+    assert f"expected a whole number of seconds >= 1, got {given!r}" in error
+    assert "Traceback" not in error

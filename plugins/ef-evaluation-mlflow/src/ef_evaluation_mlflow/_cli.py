@@ -42,7 +42,7 @@ class _Setting(argparse.Action):
 
 
 def _seconds(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of seconds >= 1, got {text!r}")
     return int(text)
 

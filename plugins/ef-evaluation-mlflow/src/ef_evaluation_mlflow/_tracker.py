@@ -63,15 +63,15 @@ def request_timeout(timeout: int | None = None) -> int:
     >>> request_timeout(5)
     5
     """
-    where = "timeout"
     if timeout is None:
         raw = os.environ.get(ENV_TIMEOUT, "").strip()
         if not raw:
             return DEFAULT_TIMEOUT
-        where = ENV_TIMEOUT
-        timeout = int(raw) if raw.isdigit() else 0
+        if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+            raise ValueError(f"{ENV_TIMEOUT} must be a whole number of seconds >= 1, got {raw!r}")
+        return int(raw)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
-        raise ValueError(f"{where} must be a whole number of seconds >= 1, got {timeout!r}")
+        raise ValueError(f"timeout must be a whole number of seconds >= 1, got {timeout!r}")
     return timeout
 
 
