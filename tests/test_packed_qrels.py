@@ -25,6 +25,7 @@ from ef.evaluation import (
     read_trec_qrels,
 )
 from ef.evaluation._scoring.grades import plain_ideals
+from in_process_cli import ef_eval
 
 METRIC_SETS: list[tuple[str, ...] | None] = [
     None,  # the default set (the compiled kernel takes it)
@@ -165,6 +166,26 @@ def test_packed_qrels_refuse_what_does_not_fit() -> None:
         PackedQrels(["q1"], [1], [7], [1.0])  # type: ignore[arg-type,list-item]
     empty = PackedQrels([], [], [], [])  # type: ignore[arg-type]
     assert len(empty) == 0 and dict(empty) == {}
+
+
+def test_finite_grades_whose_sum_overflows_are_packed() -> None:
+    # Each grade is checked: their sum, once checked instead, is infinite here.
+    packed = PackedQrels(["q1", "q2"], [2, 3], ["d1", "d2", "d2"], array("d", [1.7e308] * 3))
+    assert dict(packed) == {"q1": {"d1": 1.7e308, "d2": 1.7e308}, "q2": {"d2": 1.7e308}}
+    with pytest.raises(ValueError, match="finite"):
+        PackedQrels(["q1"], [2], ["d1", "d2"], array("d", [1.0, float("nan")]))
+
+
+def test_ef_eval_run_scores_grades_whose_sum_overflows(tmp_path: Path) -> None:
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("q1 0 d1 1.7e308\nq1 0 d2 1.7e308\nq2 0 d2 1\n")
+    run_path.write_text("q1 Q0 d1 1 2 x\nq1 Q0 d2 2 1 x\nq2 Q0 d2 1 1 x\n")
+    shown = ef_eval("run", qrels_path, run_path, "--format", "json", "--k", "2")
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)["run.txt"]
+    assert report["metrics"]["ndcg@2"] == 1.0
+    expected = _quiet(evaluate_run, str(run_path), read_trec_qrels(qrels_path), k_values=(2,))
+    assert report["per_query"] == expected.to_dict()["per_query"]
 
 
 def test_ef_eval_run_reports_what_the_dicts_give(tmp_path: Path) -> None:

@@ -190,29 +190,32 @@ def _read_trec_packed(path: PathArg) -> PackedQrels | None:
     add_doc, add_grade = docs.append, grades.append
     current: str | None = None
     start = 0
+    repeated = False
     for qid, doc, value in _trec_judgements(path):
         if qid != current:
             if current is not None:
-                _end_query(path, docs, start, ends)
+                repeated = _end_query(docs, start, ends) or repeated
                 start = len(docs)
             ids.append(qid)
             current = qid
         add_doc(doc)
         add_grade(value)
     if current is not None:
-        _end_query(path, docs, start, ends)
+        repeated = _end_query(docs, start, ends) or repeated
+    # Reported once every line is read, as the dicts' reader does: a bad line after it wins.
+    if repeated:
+        raise_duplicate(path)
     try:
         return PackedQrels(ids, ends, docs, grades)
     except ValueError:  # a query whose lines are apart
         return None
 
 
-def _end_query(path: PathArg, docs: list[str], start: int, ends: array[int]) -> None:
-    """Note that a query's doc ids end here; a doc judged twice in it is reported."""
+def _end_query(docs: list[str], start: int, ends: array[int]) -> bool:
+    """Note that a query's doc ids end here; whether one of them is there twice."""
     end = len(docs)
-    if end - start > 1 and len(set(docs[start:end])) != end - start:
-        raise_duplicate(path)
     ends.append(end)
+    return end - start > 1 and len(set(docs[start:end])) != end - start
 
 
 def _read_tsv(path: PathArg, *, header_line: int) -> dict[str, dict[str, float]]:

@@ -16,6 +16,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from itertools import chain
+from math import isfinite
 from operator import ge
 
 from ef.evaluation._scoring.grades import ideal_grades
@@ -60,8 +61,7 @@ class PackedQrels(Mapping[str, Mapping[str, float]]):
             raise ValueError("the ids, ends, doc ids and grades of packed qrels do not fit")
         if not {*map(type, ids), *map(type, docs)} <= {str}:
             raise TypeError("the query and doc ids of packed qrels must be str")
-        total = sum(grades)
-        if total - total != 0.0:  # a NaN or an infinity (or grades too large to add up)
+        if not all(map(isfinite, grades)):  # each grade: finite ones may add up to infinity
             raise ValueError("the grades of packed qrels must be finite numbers")
         order = sorted(range(len(ids)), key=ids.__getitem__)
         ordered = [ids[at] for at in order]
