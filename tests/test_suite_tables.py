@@ -180,4 +180,4 @@ def test_the_terminal_table_shows_the_same_rows(report):
     Console(file=buffer, width=160, color_system=None).print(report.to_table(plain=True))
     line = next(line for line in buffer.getvalue().splitlines() if "fiqa" in line)
     high, low = (f"{sum(v) / len(v):.4f}" for v in (HIGH, LOW))
-    assert [c.strip() for c in line.split("│")[2:-1]] == [f"**{high}**", f"{low}‡", f"**{high}**"]
+    assert [c.strip() for c in line.split("│")[2:-1]] == [f"{high}★", f"{low}‡", f"{high}★"]

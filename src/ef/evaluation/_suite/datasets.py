@@ -17,11 +17,17 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation._io.builtin_datasets import builtin_name
+from ef.evaluation._io.builtin_datasets import builtin_name, resolve_builtin
 from ef.evaluation._plugins.active import read_dataset, registry
 from ef.evaluation._types import Corpus, Qrels, Queries
 
-__all__ = ["SuiteDataset", "as_suite_datasets", "file_name", "read_suite_dataset"]
+__all__ = [
+    "SuiteDataset",
+    "as_suite_datasets",
+    "file_name",
+    "queries_source",
+    "read_suite_dataset",
+]
 
 _SPLIT = re.compile(r"^(?P<source>.+)@(?P<split>[A-Za-z0-9_.-]+)$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -119,6 +125,23 @@ def read_suite_dataset(dataset: SuiteDataset) -> tuple[Corpus, Queries, Qrels]:
     except Exception as error:
         error.add_note(f"while reading the suite's dataset {dataset.name!r}")
         raise
+
+
+def queries_source(dataset: SuiteDataset) -> str:
+    """Where ``dataset``'s queries are read from, for messages: a BEIR folder's
+    ``queries.jsonl`` (or ``queries.jsonl.gz``), else what its reader reads.
+
+    >>> queries_source(SuiteDataset("data/scifact"))
+    'data/scifact/queries.jsonl'
+    >>> queries_source(SuiteDataset("beir/scifact/test", reader="ir_datasets"))
+    'ir_datasets:beir/scifact/test'
+    """
+    if dataset.reader != "beir":
+        return f"{dataset.reader}:{dataset.source}"
+    folder = os.fspath(resolve_builtin(dataset.source))
+    queries = os.path.join(folder, "queries.jsonl")
+    compressed = f"{queries}.gz"
+    return compressed if not os.path.exists(queries) and os.path.exists(compressed) else queries
 
 
 def as_suite_datasets(

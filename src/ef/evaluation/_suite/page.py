@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ef.evaluation._html.render import page_json, vega_bundle
 from ef.evaluation._io.atomic import write_text_atomically
 from ef.evaluation._suite.datasets import file_name
-from ef.evaluation._suite.tables import caption, grid
+from ef.evaluation._suite.tables import caption, counted, grid
 
 if TYPE_CHECKING:
     from ef.evaluation._suite.report import SuiteReport
@@ -71,9 +71,12 @@ def suite_page(
             shown.append({"text": text, "best": best, "mark": mark, "link": link})
         rows.append({"label": label, "average": dataset is None, "cells": shown})
     header = [f"{s} (baseline)" if s == report.baseline else s for s in report.systems]
+    systems = counted(len(report.systems), "system")
+    datasets = counted(len(report.datasets), "dataset")
     return {
         "kind": "suite",
-        "title": title or f"Suite: {len(report.systems)} systems, {len(report.datasets)} datasets",
+        "title": title or f"Suite: {systems}, {datasets}",
+        "sizes": f"{systems} over {datasets}",
         "metric": report.metric,
         "baseline": report.baseline,
         "systems": list(report.systems),

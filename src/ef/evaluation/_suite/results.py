@@ -16,7 +16,9 @@ The layout of a results folder (``docs/suites.md`` documents it for users)::
 file is written as soon as the cell is done. Folders written by suites on other machines, or
 by runs over parts of the datasets or systems, merge into one report
 (:func:`merge_suite_results`): the averages and comparisons are computed afresh from the cells,
-so a merge of the halves of a suite equals the whole.
+so a merge of the halves of a suite equals the whole. A merge reads each file as every saved
+report is read (a regular file of bounded size, strict JSON naming no key twice) and checks
+each cell's means against its per-query values, so a hand-edited mean never reaches the table.
 """
 
 from __future__ import annotations
@@ -28,8 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from ef.evaluation._io.atomic import write_text_atomically
+from ef.evaluation._io.files import read_regular
+from ef.evaluation._io.lines import MAX_JSON_DOCUMENT
 from ef.evaluation._json import loads_strict
+from ef.evaluation._metric_names.api import lookup_metrics
+from ef.evaluation._report.intervals import RELATIVE_TOLERANCE
 from ef.evaluation._report.reports import RetrievalEvalReport
+from ef.evaluation._scoring.aggregation import Aggregation, aggregate
 from ef.evaluation._suite.datasets import file_name
 from ef.evaluation._suite.report import SuiteReport
 from ef.evaluation._suite.summary import suite_report
@@ -115,8 +122,9 @@ def write_suite_results(report: SuiteReport, folder: str | os.PathLike[str]) -> 
 
 
 def _read_json(path: Path, expected: str) -> dict[str, Any]:
+    text = read_regular(path, MAX_JSON_DOCUMENT)  # a FIFO or a device is refused, not waited on
     try:
-        data = loads_strict(path.read_bytes())
+        data = loads_strict(text, unique_keys=True)
     except ValueError as error:
         raise ValueError(f"{path}: not a suite results file: {error}") from None
     if not isinstance(data, dict) or data.get("format") != expected:
@@ -140,7 +148,44 @@ def _read_cell(path: Path, dataset: str, system: str) -> tuple[RetrievalEvalRepo
         report = RetrievalEvalReport.from_dict(data["report"])
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path}: the report is damaged: {error}") from None
+    _check_means(path, report)
     return report, data.get("dataset_info", {})
+
+
+_AGGREGATE_NAMES: dict[Aggregation, str] = {
+    "mean": "mean",
+    "sum": "sum",
+    "geometric": "geometric mean",
+}
+
+
+def _aggregation(key: str) -> Aggregation:
+    """How ``key``'s per-query values become its mean: its measure family's rule (a sum for
+    the ``num_*`` counts, a geometric mean for ``gm_map``), else a plain mean."""
+    try:
+        resolved = lookup_metrics([key])
+    except ValueError:  # a plugin's metric, the plugin not installed here: plugins' are means
+        return "mean"
+    family = resolved[0].family if len(resolved) == 1 else None
+    return family.aggregation if family is not None and key in family.keys else "mean"
+
+
+def _check_means(path: Path, report: RetrievalEvalReport) -> None:
+    """Refuse a cell whose means are not those of its per-query values (an edited file), up to
+    the rounding noise the reports allow (:data:`RELATIVE_TOLERANCE`)."""
+    for key, mean in report.metrics.items():
+        values = [values[key] for values in report.per_query.values() if key in values]
+        if not values:
+            raise ValueError(f"{path}: the mean {key} = {mean!r} has no per-query values")
+        how = _aggregation(key)
+        recomputed = aggregate(values, how)
+        scale = max(1.0, abs(mean), abs(recomputed))
+        if abs(recomputed - mean) > RELATIVE_TOLERANCE * scale:
+            raise ValueError(
+                f"{path}: the mean {key} = {mean!r} is not the {_AGGREGATE_NAMES[how]} of its "
+                f"{len(values):,} per-query values ({recomputed!r}); the file was changed "
+                "after it was written"
+            )
 
 
 def _agree(name: str, values: dict[str, Any], given: Any) -> Any:
@@ -171,8 +216,11 @@ def merge_suite_results(
     :param baseline: the baseline system (default: the folders', which must agree; ``None``
         for no comparison).
     :param compare_options: keyword arguments for :func:`compare` (default: the folders').
-    :raises ValueError: for a folder without ``suite.json``, a damaged file, folders that
-        disagree, or two different results for one cell.
+    :raises ValueError: naming the file, for a folder without ``suite.json``, a file that is
+        not a regular file (a FIFO is refused, never waited on) or is too large, not strict
+        JSON (a key named twice in one object) or damaged, a cell whose mean of a metric is
+        not that of its per-query values; for folders that disagree, or two different results
+        for one cell.
     """
     if not folders:
         raise ValueError("nothing to merge: give at least one results folder")
@@ -184,7 +232,7 @@ def merge_suite_results(
     indexes: dict[str, dict[str, Any]] = {}
     for folder in map(Path, folders):
         index_path = folder / _INDEX
-        if not index_path.is_file():
+        if not os.path.lexists(index_path):
             raise ValueError(f"{folder}: no {_INDEX}; not a suite results folder")
         index = _read_json(index_path, SUITE_FORMAT)
         indexes[str(folder)] = index
@@ -193,7 +241,7 @@ def merge_suite_results(
             for system in index.get("systems", []):
                 systems.setdefault(system)
                 path = cell_path(folder, dataset, system)
-                if not path.is_file():
+                if not os.path.lexists(path):  # a cell not run there
                     continue
                 report, dataset_info = _read_cell(path, dataset, system)
                 _add_cell(cells, found_in, (dataset, system), report, path)

@@ -15,15 +15,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ef.evaluation._metric_names.api import check_metrics
 from ef.evaluation._redact import redact_url
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.evaluate import evaluate_retrieval
 from ef.evaluation._running.options import DEFAULT_K_VALUES, DEFAULT_METRICS
-from ef.evaluation._suite.datasets import SuiteDataset, as_suite_datasets, file_name
+from ef.evaluation._suite.datasets import (
+    SuiteDataset,
+    as_suite_datasets,
+    file_name,
+    queries_source,
+)
 from ef.evaluation._suite.report import SuiteReport
 from ef.evaluation._suite.results import write_cell, write_suite_index
 from ef.evaluation._suite.summary import suite_report
 from ef.evaluation._suite.systems import as_systems, system_retriever
+from ef.evaluation._types import Qrels, Queries
 
 __all__ = ["RETRIEVAL_OPTIONS", "evaluate_suite"]
 
@@ -39,8 +46,8 @@ RETRIEVAL_OPTIONS = tuple(
 """The keyword arguments of :func:`evaluate_retrieval` a suite passes on to every cell."""
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _say(progress: bool, line: str) -> None:
@@ -57,7 +64,7 @@ def _resumed(report: RetrievalEvalReport) -> int:
 def _cell_line(report: RetrievalEvalReport, metric: str) -> str:
     value = report.metrics.get(metric)
     shown = "—" if value is None else f"{value:.4f}"
-    said = f"{metric} = {shown} over {report.n_queries:,} queries"
+    said = f"{metric} = {shown} over {_count(report.n_queries, 'query', 'queries')}"
     resumed = _resumed(report)
     if resumed:
         said += f" ({resumed:,} resumed from the journal)"
@@ -139,8 +146,9 @@ def evaluate_suite(
     :param retrieval_options: passed to every :func:`evaluate_retrieval` (``limit``,
         ``max_concurrency``, ``timeout``, ``retries``, ``on_error`` …; see
         :data:`RETRIEVAL_OPTIONS`).
-    :raises ValueError: for no system or dataset, names that clash, an unknown spec or
-        option, or a baseline that is not a system.
+    :raises ValueError: for no system or dataset, names that clash, an unknown spec, option or
+        ``metric`` name, or a baseline that is not a system (all before anything runs); for a
+        dataset where no judged query has a text (naming it and its queries file).
 
     >>> from ef.evaluation import evaluate_suite
     >>> report = evaluate_suite({"bm25": "bm25"}, ["builtin:stdlib-docs"], k_values=(10,))
@@ -155,6 +163,7 @@ def evaluate_suite(
         )
     named = as_systems(systems)
     suite = as_suite_datasets(datasets)
+    check_metrics([metric])  # an unknown name fails now, not once every cell has run
     if baseline is not None and baseline not in named:
         raise ValueError(f"baseline {baseline!r} is not one of the systems: {', '.join(named)}")
     compare_options = {
@@ -189,6 +198,7 @@ def evaluate_suite(
     done = 0
     for position, dataset in enumerate(suite, 1):
         corpus, queries, qrels = dataset.read()
+        _check_queries(dataset, queries, qrels)
         info[dataset.name] = {
             "source": redact_url(dataset.source),
             "reader": dataset.reader,
@@ -199,8 +209,8 @@ def evaluate_suite(
         }
         _say(
             progress,
-            f"dataset {position}/{len(suite)} {dataset.name}: {len(corpus):,} documents, "
-            f"{len(qrels):,} judged queries",
+            f"dataset {position}/{len(suite)} {dataset.name}: {_count(len(corpus), 'document')}, "
+            f"{_count(len(qrels), 'judged query', 'judged queries')}",
         )
         for name, system in named.items():
             done += 1
@@ -242,6 +252,18 @@ def evaluate_suite(
         datasets_info=info,
         manifest={"parameters": parameters},
     )
+
+
+def _check_queries(dataset: SuiteDataset, queries: Queries, qrels: Qrels) -> None:
+    """Refuse a dataset where no judged query has a text, naming it and where its queries
+    come from, before any of its cells runs."""
+    if qrels and not any(query_id in queries for query_id in qrels):
+        held = _count(len(queries), "query", "queries")
+        judged = _count(len(qrels), "judged query", "judged queries")
+        raise ValueError(
+            f"the suite's dataset {dataset.name!r}: {queries_source(dataset)} holds {held}, "
+            f"none of its {judged}, so no query can be scored"
+        )
 
 
 def _release(retriever: Any) -> None:

@@ -22,7 +22,13 @@ from typing import Any
 from ef.evaluation._redact import redact_url
 from ef.evaluation._types import Corpus
 
-__all__ = ["RETRIEVER_FORMS", "is_retriever_spec", "retriever_from_spec"]
+__all__ = [
+    "RETRIEVER_FORMS",
+    "import_object",
+    "is_module_attr",
+    "is_retriever_spec",
+    "retriever_from_spec",
+]
 
 RETRIEVER_FORMS = (
     "bm25",
@@ -41,11 +47,7 @@ def is_retriever_spec(text: str) -> bool:
     >>> [is_retriever_spec(t) for t in ("bm25", "st:all-MiniLM-L6-v2", "runs/bm25.txt")]
     [True, True, False]
     """
-    return (
-        text == "bm25"
-        or text.startswith(("st:", "http://", "https://"))
-        or bool(_MODULE_ATTR.match(text))
-    )
+    return text == "bm25" or text.startswith(("st:", "http://", "https://")) or is_module_attr(text)
 
 
 def retriever_from_spec(
@@ -89,15 +91,24 @@ def retriever_from_spec(
         from ef.evaluation._http.retriever import HttpRetriever
 
         return HttpRetriever(spec, **dict(http_options or {}))
-    if _MODULE_ATTR.match(spec):
-        obj = _import_object(spec)
+    if is_module_attr(spec):
+        obj = import_object(spec)
         return obj(corpus) if isinstance(obj, type) else obj
     raise ValueError(
         f"unknown retriever {redact_url(spec)!r}; expected one of: {'; '.join(RETRIEVER_FORMS)}"
     )
 
 
-def _import_object(spec: str) -> Any:
+def is_module_attr(spec: str) -> bool:
+    """Whether ``spec`` is of the form ``module:attr`` (``attr`` may be dotted)."""
+    return bool(_MODULE_ATTR.match(spec))
+
+
+def import_object(spec: str) -> Any:
+    """The object ``module:attr`` names, imported (the working directory is importable).
+
+    :raises ImportError: for a module that cannot be imported, or an attribute it lacks.
+    """
     module_name, _, attr_path = spec.partition(":")
     # A console script's sys.path starts at its own folder: make the user's folder importable.
     if os.getcwd() not in sys.path and "" not in sys.path:

@@ -5,12 +5,16 @@ A system is given as
 - a spec string, as ``ef-eval retrieval --retriever`` takes it: ``bm25`` or ``st:MODEL`` (the
   dataset's corpus indexed with :func:`ef.source_manager.ingest`, saved in and reused from the
   cell's index folder), an ``http://`` or ``https://`` URL (an
-  :class:`~ef.evaluation.HttpRetriever`), or ``module:attr`` (the object imported: a class is
-  instantiated with the corpus, anything else is the retriever itself);
+  :class:`~ef.evaluation.HttpRetriever`), or ``module:attr`` (the object imported, then taken
+  as a system given in Python is: a factory is called with each dataset's corpus, anything
+  else is the retriever itself);
 - a factory: a class, or a callable with a ``corpus`` parameter, called with the dataset's
   corpus (and ``index_dir=``, the cell's index folder, when it takes one);
 - anything else: a retriever, used as it is on every dataset (a search service that holds
   every corpus).
+
+``module:attr`` is the command line's way of naming a Python system, so the factory that
+``evaluate_suite`` calls is called when ``ef-eval suite --system NAME=module:attr`` names it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from typing import Any
 
 from ef.evaluation._redact import redact_url
 from ef.evaluation._suite.datasets import file_name
-from ef.evaluation._suite.specs import RETRIEVER_FORMS, is_retriever_spec, retriever_from_spec
+from ef.evaluation._suite.specs import (
+    RETRIEVER_FORMS,
+    import_object,
+    is_module_attr,
+    is_retriever_spec,
+    retriever_from_spec,
+)
 from ef.evaluation._types import Corpus
 
 __all__ = ["SYSTEM_FORMS", "as_systems", "system_retriever"]
@@ -110,7 +120,9 @@ def system_retriever(
     """
     if isinstance(system, str):
         _check_spec(system)
-        return retriever_from_spec(system, corpus, index_dir=index_dir, progress=progress)
+        if not is_module_attr(system):
+            return retriever_from_spec(system, corpus, index_dir=index_dir, progress=progress)
+        system = import_object(system)
     if _is_factory(system):
         return _call_factory(system, corpus, index_dir)
     return system

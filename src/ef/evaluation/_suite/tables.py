@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ef.evaluation._compare.render import BEST
 from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES, latex_table
 from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
 from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
@@ -42,7 +43,16 @@ if TYPE_CHECKING:
 
     from ef.evaluation._suite.report import SuiteReport
 
-__all__ = ["BETTER", "WORSE", "caption", "grid", "to_latex", "to_markdown", "to_table"]
+__all__ = [
+    "BETTER",
+    "WORSE",
+    "caption",
+    "counted",
+    "grid",
+    "to_latex",
+    "to_markdown",
+    "to_table",
+]
 
 BETTER = "†"
 """The mark of a value significantly better than the baseline's on its dataset."""
@@ -62,6 +72,15 @@ def _row(values: Sequence[float | None], marks: Sequence[str], digits: int) -> l
     ]
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is 1.
+
+    >>> counted(1, "dataset"), counted(2, "dataset"), counted(1, "query", "queries")
+    ('1 dataset', '2 datasets', '1 query')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def _n_queries(report: SuiteReport) -> int:
     return sum(next(iter(row.values())).n_queries for row in report.cells.values() if len(row) > 0)
 
@@ -77,8 +96,8 @@ def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Cell]]]:
         rows.append((dataset, _row(values, marks, digits)))
     none = [""] * len(report.systems)
     for label, table in (
-        (f"Average (macro, {len(report.datasets)} datasets)", report.macro),
-        (f"Average (micro, {_n_queries(report)} queries)", report.micro),
+        (f"Average (macro, {counted(len(report.datasets), 'dataset')})", report.macro),
+        (f"Average (micro, {counted(_n_queries(report), 'query', 'queries')})", report.micro),
     ):
         values = [table[s].get(report.metric) if s in table else None for s in report.systems]
         rows.append((label, _row(values, none, digits)))
@@ -97,12 +116,18 @@ def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Cell]]]:
     return rows
 
 
-def caption(report: SuiteReport) -> str:
-    """What the table's numbers are and what its marks mean."""
+def caption(report: SuiteReport, *, best_mark: str | None = None) -> str:
+    """What the table's numbers are and what its marks mean.
+
+    :param best_mark: the symbol that marks the best system per row, where bold cannot
+        (plain text); ``None`` says bold.
+    """
+    datasets = counted(len(report.datasets), "dataset")
+    queries = counted(_n_queries(report), "query", "queries")
+    every = "the dataset" if len(report.datasets) == 1 else "all datasets"
     parts = [
-        f"{report.metric} per dataset. Bold: the best system per row.",
-        f"Macro: the mean over the {len(report.datasets)} datasets; micro: the mean over the "
-        f"{_n_queries(report)} queries of all datasets.",
+        f"{report.metric} per dataset. {best_mark or 'Bold'}: the best system per row.",
+        f"Macro: the mean over the {datasets}; micro: the mean over the {queries} of {every}.",
     ]
     comparison = next(iter(report.comparisons.values()), None)
     if report.baseline is not None and comparison is not None:
@@ -161,20 +186,20 @@ def to_latex(report: SuiteReport, *, digits: int = 4) -> str:
 def to_table(report: SuiteReport, *, digits: int = 4, plain: bool = False) -> Table:
     """The table for the terminal (rich): bold for the best, the marks after the values.
 
-    :param plain: for text without styles (a pipe, a file): the best values are written
-        ``**0.5000**``, as in Markdown, since bold would be lost.
+    :param plain: for text without styles (a pipe, a file): the best values are marked
+        with ``★`` (``0.5000★``) and the caption says so, since bold would be lost.
     """
     from rich.table import Table
     from rich.text import Text
 
-    text = caption(report)
+    text = caption(report, best_mark=BEST if plain else None)
     table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
     table.add_column("Dataset")
     for name in _header(report):
         table.add_column(name, justify="right", no_wrap=True)
     for index, (label, cells) in enumerate(grid(report, digits)):
         shown = [
-            Text(f"**{value}**" if best and plain else value, style="bold" if best else "") + mark
+            Text(value + (BEST if best and plain else ""), style="bold" if best else "") + mark
             for value, best, mark in cells
         ]
         table.add_row(Text(label), *shown, end_section=index == len(report.datasets) - 1)

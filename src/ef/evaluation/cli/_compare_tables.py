@@ -17,62 +17,34 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from typing import IO, TYPE_CHECKING, Any
 
-from ef.evaluation.extending import Cell, Figure, Table
+from ef.evaluation.extending import Table
 
 if TYPE_CHECKING:
-    from rich.table import Table as RichTable
-
     from ef.evaluation import ComparisonReport
 
 __all__ = ["comparison_columns", "comparison_csv", "comparison_tsv", "print_comparison"]
-
-
-_MARKS = re.compile(r"[^0-9)\]]*$")
-
-
-def _aligned(texts: list[str]) -> list[Figure]:
-    """Numbers as written, their marks (``★†``, group letters) padded to one width, so that
-    the digits of a right-aligned column line up.
-
-    >>> [figure.text for figure in _aligned(["0.5000★†", "0.2500", "< 0.0001†"])]
-    ['0.5000★†', '0.2500  ', '< 0.0001† ']
-    """
-    marks = [len(_MARKS.search(text).group()) for text in texts]  # type: ignore[union-attr]
-    width = max(marks, default=0)
-    return [Figure(text + " " * (width - mark)) for text, mark in zip(texts, marks, strict=True)]
-
-
-def _table(rich_table: RichTable, title: str) -> tuple[Table, str]:
-    """A rich table of the report as an ``ef-eval`` table and its caption: right-aligned
-    columns hold numbers as written (with their marks), the others labels."""
-    columns = [str(column.header) for column in rich_table.columns]
-    cells: list[list[Cell]] = []
-    for column in rich_table.columns:
-        texts = [str(cell) for cell in column.cells]
-        cells.append(list(_aligned(texts)) if column.justify == "right" else list(texts))
-    rows = list(zip(*cells, strict=True))
-    return Table(title, columns, rows), str(rich_table.caption or "")
 
 
 def comparison_tables(report: ComparisonReport) -> list[tuple[Table, str]]:
     """The tables ``--format table`` shows, each with its caption: the means, the
     differences, without a baseline the adjusted p-values of every pair per metric, and with
     query groups each group's means."""
+    from ef.evaluation.cli._terminal import from_rich
+
     tables = [
-        _table(report.to_table(plain=True), "Means"),
-        _table(report.to_details_table(), "Differences"),
+        from_rich(report.to_table(plain=True), "Means"),
+        from_rich(report.to_details_table(), "Differences"),
     ]
     test = next((t for t in report.tests if t != "bootstrap"), None)
     if report.baseline is None and test is not None:
         tables += [
-            _table(report.to_p_value_table(metric, test), f"Adjusted p-values of {metric}")
+            from_rich(report.to_p_value_table(metric, test), f"Adjusted p-values of {metric}")
             for metric in report.metrics
         ]
     if report.group_counts:
-        tables.append(_table(report.to_group_table(), "Query groups"))
+        tables.append(from_rich(report.to_group_table(), "Query groups"))
     return tables
 
 

@@ -14,18 +14,23 @@ long for that width makes its lines longer instead. Machines read ``--format tsv
 from __future__ import annotations
 
 import os
+import re
 import textwrap
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
 
-from ef.evaluation.extending import Table
+from ef.evaluation.extending import Cell, Figure, Table
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
 
 __all__ = [
     "PLAIN_WIDTH",
     "column_blocks",
     "fitted",
+    "from_rich",
     "natural_width",
     "plain_width",
     "print_table",
@@ -34,6 +39,41 @@ __all__ = [
 
 PLAIN_WIDTH = 80
 """The width a table is laid out for off a terminal, unless ``COLUMNS`` says otherwise."""
+
+
+_MARKS = re.compile(r"[^0-9)\]]*$")
+
+
+def _mark_width(text: str) -> int:
+    found = _MARKS.search(text) if any(c.isdigit() for c in text) else None
+    return 0 if found is None else len(found.group())
+
+
+def _aligned(texts: list[str]) -> list[Figure]:
+    """Numbers as written, their marks (``★†``, group letters) padded to one width, so that
+    the digits of a right-aligned column line up; a text without a digit (``baseline``) is
+    no number and has no marks.
+
+    >>> [figure.text for figure in _aligned(["0.5000★†", "0.2500", "< 0.0001†", "baseline"])]
+    ['0.5000★†', '0.2500  ', '< 0.0001† ', 'baseline  ']
+    """
+    marks = [_mark_width(text) for text in texts]
+    width = max(marks, default=0)
+    return [Figure(text + " " * (width - mark)) for text, mark in zip(texts, marks, strict=True)]
+
+
+def from_rich(rich_table: RichTable, title: str) -> tuple[Table, str]:
+    """A report's own rich table (``to_table(plain=True)``) as an ``ef-eval`` table and its
+    caption: right-aligned columns hold numbers as written (with their marks), the others
+    labels. Styles are dropped: a plain rendering marks in text what bold would show.
+    """
+    columns = [str(column.header) for column in rich_table.columns]
+    cells: list[list[Cell]] = []
+    for column in rich_table.columns:
+        texts = [str(cell) for cell in column.cells]
+        cells.append(list(_aligned(texts)) if column.justify == "right" else list(texts))
+    rows = list(zip(*cells, strict=True))
+    return Table(title, columns, rows), str(rich_table.caption or "")
 
 
 def plain_width() -> int:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from ef.evaluation import (
     RETRIEVER_FORMS,
@@ -140,6 +141,8 @@ def _run(args: argparse.Namespace) -> SuiteReport:
     _check_usage(args)
     if args.metrics:
         check_names(args.metrics, registry().metrics, "metric")
+    if args.metric is not None:
+        check_names([args.metric], registry().metrics, "metric")
     check_names(args.tests, SIGNIFICANCE_TESTS, "test")
     options = {
         "metrics": args.metrics,
@@ -173,37 +176,46 @@ def _merge(args: argparse.Namespace) -> SuiteReport:
     return report
 
 
-def _plain(report: SuiteReport) -> str:
-    from rich.console import Console
+def _print_table(report: SuiteReport, stream: IO[str], *, terminal: bool) -> None:
+    """The suite's table as every ``ef-eval`` table is printed: fitted to the terminal, or
+    plain text off it, the best value of each row marked ★ (bold does not survive a pipe)."""
+    from ef.evaluation.cli._terminal import from_rich, print_table
 
-    table = report.to_table(plain=True)
-    buffer = io.StringIO()
-    width = Console(width=1000).measure(table).maximum
-    Console(file=buffer, force_terminal=False, color_system=None, width=width).print(table)
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().rstrip().splitlines())
+    table, caption = from_rich(report.to_table(plain=True), f"Suite: {report.metric}")
+    print_table(table, stream, terminal=terminal, caption=caption)
+
+
+def _merged_files(folders: list[str]) -> list[str]:
+    """The files a merge of ``folders`` reads (each ``suite.json`` and ``DATASET/SYSTEM.json``,
+    as docs/suites.md lays them out): inputs, whichever path or link reaches them."""
+    found: list[str] = []
+    for folder in map(Path, folders):
+        found += [str(folder / "suite.json"), *map(str, sorted(folder.glob("*/*.json")))]
+    return found
 
 
 def handle(args: argparse.Namespace) -> int:
     """Run (or merge) the suite, print its table in the chosen format, then hand the report
     to the installed command extensions (``--mlflow``)."""
-    # A merged folder is an input: nothing is written into it (an index, a cell, the results).
+    # A merged folder is an input: nothing is written into it (an index, a cell, the results),
+    # nor onto a file it holds, even one reached through a link out of the folder.
     outputs = {"--output": args.output, "--html": args.html}
+    inputs = list(args.datasets)
     if args.merge:
         outputs["--results-dir"] = args.results_dir
-    check_outputs(outputs, args.datasets)
+        inputs += _merged_files(args.datasets)
+    check_outputs(outputs, inputs)
     report = _merge(args) if args.merge else _run(args)
     if args.html:
         report.to_html(args.html)
-    _write(args, report)
+    _write(args, report, inputs)
     report_finished(args, "suite", {"suite": report})
     return 0
 
 
-def _write(args: argparse.Namespace, report: SuiteReport) -> None:
+def _write(args: argparse.Namespace, report: SuiteReport, inputs: list[str]) -> None:
     if args.format == "table" and args.output in (None, "-") and sys.stdout.isatty():
-        from rich.console import Console
-
-        Console(file=sys.stdout).print(report.to_table())
+        _print_table(report, sys.stdout, terminal=True)
         return
     if args.format == "json":
         text = report.to_json(indent=2, ensure_ascii=False) + "\n"
@@ -212,5 +224,7 @@ def _write(args: argparse.Namespace, report: SuiteReport) -> None:
     elif args.format == "latex":
         text = report.to_latex()
     else:
-        text = _plain(report)
-    write_output(args.output, text, inputs=args.datasets)
+        buffer = io.StringIO()
+        _print_table(report, buffer, terminal=False)
+        text = buffer.getvalue()
+    write_output(args.output, text, inputs=inputs)
