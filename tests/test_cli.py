@@ -353,7 +353,11 @@ def test_rag_per_query_markdown_names_each_samples_line(data: dict[str, Any]) ->
     [
         ('{"response": "a"}\n{"response": oops}\n', 2, "invalid JSON"),
         ('{"response": "a"}\n\n[1, 2]\n', 3, "found a JSON array, not an object"),
-        ('{"response": "a"}\n{"reference_context_ids": "d1"}\n', 2, "list of ids"),
+        (
+            '{"response": "a", "retrieved_contexts": []}\n{"reference_context_ids": "d1"}\n',
+            2,
+            "list of ids",
+        ),
         ('{"response": "a", "retrieved_contexts": "x"}\n', 1, "'retrieved_contexts' must be"),
     ],
 )

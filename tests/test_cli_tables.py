@@ -244,7 +244,7 @@ def test_rag_per_sample_blocks_each_repeat_the_line_number(tmp_path: Path) -> No
     samples = tmp_path / "samples.jsonl"
     lines = [
         {"user_input": f"q{i}?", "response": f"a{i}", "reference": f"a{i % 3}"}
-        | ({"retrieved_contexts": [f"a{i} b"]} if i % 4 else {})
+        | {"retrieved_contexts": [f"a{i} b"] if i % 4 else []}
         for i in range(1, 13)
     ]
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -388,7 +388,9 @@ def test_compare_and_rag_write_their_pages_too(tmp_path):
     assert len(data["charts"]["difference:b.run"]["data"]["values"]) == 3
     assert data["drilldowns"]["q1"]["b.run"]["ranked"][0] == ["d2", 1.0]
     samples = tmp_path / "s.jsonl"
-    samples.write_text('{"user_input": "Q", "response": "A", "reference": "A"}\n')
+    samples.write_text(
+        '{"user_input": "Q", "response": "A", "reference": "A", "retrieved_contexts": []}\n'
+    )
     assert (
         main(
             [

@@ -28,12 +28,8 @@ reference = st.one_of(st.none(), text, st.lists(text, min_size=1, max_size=3))
 @st.composite
 def samples(draw: st.DrawFn) -> dict[str, Any]:
     sample: dict[str, Any] = {"user_input": draw(text), "response": draw(text)}
-    contexts = draw(st.one_of(st.none(), st.lists(text, max_size=3)))
-    if contexts is not None or draw(st.booleans()):
-        sample["retrieved_contexts"] = contexts
-    ref = draw(reference)
-    if ref is not None or draw(st.booleans()):
-        sample["reference"] = ref
+    sample["retrieved_contexts"] = draw(st.one_of(st.none(), st.lists(text, max_size=3)))
+    sample["reference"] = draw(reference)
     return sample
 
 
@@ -105,7 +101,7 @@ def test_samples_without_reference_are_not_covered() -> None:
     batch = [
         {"response": "Paris", "reference": "paris", "retrieved_contexts": ["Paris"]},
         {"response": "Rome", "retrieved_contexts": []},
-        {"response": "Rome", "reference": None},
+        {"response": "Rome", "reference": None, "retrieved_contexts": None},
     ]
     report = evaluate_rag(batch)
     assert report.coverage["exact_match"] == 1
@@ -116,7 +112,7 @@ def test_samples_without_reference_are_not_covered() -> None:
 
 
 def test_a_metric_that_applies_to_no_sample_has_no_mean() -> None:
-    report = evaluate_rag([{"response": "x"}], metrics=["exact_match"])
+    report = evaluate_rag([{"response": "x", "reference": None}], metrics=["exact_match"])
     assert report.metrics == {}
     assert report.coverage == {"exact_match": 0}
     assert report.per_sample == ({"exact_match": None},)
@@ -144,7 +140,7 @@ def test_list_reference_takes_the_best_answer() -> None:
 
 def test_metrics_subset_keeps_the_requested_order_without_duplicates() -> None:
     report = evaluate_rag(
-        [{"response": "a", "reference": "a"}],
+        [{"response": "a", "reference": "a", "retrieved_contexts": []}],
         metrics=("non_empty_rate", "exact_match", "non_empty_rate"),
     )
     assert list(report.metrics) == ["non_empty_rate", "exact_match"]
@@ -152,13 +148,16 @@ def test_metrics_subset_keeps_the_requested_order_without_duplicates() -> None:
 
 
 def test_samples_may_be_a_generator() -> None:
-    report = evaluate_rag({"response": r, "reference": "paris"} for r in ["Paris", "Rome"])
+    report = evaluate_rag(
+        {"response": r, "reference": "paris", "retrieved_contexts": []} for r in ["Paris", "Rome"]
+    )
     assert report.n_samples == 2
     assert report.metrics["exact_match"] == 0.5
 
 
 def test_report_round_trips_through_json() -> None:
-    report = evaluate_rag([{"response": "Paris", "reference": "paris"}, {"response": "x"}])
+    samples = [{"response": "Paris", "reference": "paris"}, {"response": "x"}]
+    report = evaluate_rag([{**sample, "retrieved_contexts": []} for sample in samples])
     assert RagEvalReport.from_json(report.to_json()) == report
 
 
@@ -202,7 +201,7 @@ def test_bad_samples_are_reported_with_index_and_field(
     bad: Any, error: type[Exception], pattern: str
 ) -> None:
     with pytest.raises(error, match=pattern):
-        evaluate_rag([{"response": "fine", "reference": "fine"}, bad])
+        evaluate_rag([{"response": "fine", "reference": "fine", "retrieved_contexts": []}, bad])
 
 
 def test_metrics_are_looked_up_in_the_plugin_registry(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,7 +146,8 @@ def test_repeated_questions_need_ids_and_the_error_says_so() -> None:
 
 
 def test_a_sample_without_user_input_leaves_the_report_without_ids() -> None:
-    report = evaluate_rag([{"user_input": "q", "response": "a"}, {"response": "b"}])
+    samples = [{"user_input": "q", "response": "a", "reference": "a"}, {"response": "b"}]
+    report = evaluate_rag(samples, metrics=["token_f1"])
     assert report.sample_ids == ()
 
 
@@ -161,7 +162,9 @@ def test_a_sample_without_user_input_leaves_the_report_without_ids() -> None:
 )
 def test_bad_ids_are_refused(ids: Any, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
-        evaluate_rag([{"response": "a"}, {"response": "b"}], ids=ids)
+        evaluate_rag(
+            [{"response": "a", "reference": "a"}, {"response": "b"}], ids=ids, metrics=["token_f1"]
+        )
 
 
 def test_systems_missing_samples_are_named() -> None:

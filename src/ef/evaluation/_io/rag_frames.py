@@ -4,8 +4,9 @@ The shape Ragas' ``EvaluationDataset.from_pandas`` takes: columns named as a
 :class:`~ef.evaluation.RagSample`'s fields (``user_input``, ``response``, ``retrieved_contexts``,
 ``reference`` …). pandas, polars and pyarrow are read the same way (through :mod:`narwhals`, as
 runs and qrels are); a list column comes back as a list of strings whatever the library held it
-as (a numpy array in a frame read from Parquet), and a missing value (``None``, ``NaN``) is a
-field the sample lacks, so the metrics that need it skip the sample.
+as (a numpy array in a frame read from Parquet), and a missing value (``None``, ``NaN``) is
+``None``, a value the sample does not have, so the metrics that need it skip the sample. The
+column still names the field in every row: no row lacks a field its frame has.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _plain(value: Any) -> Any:
 
 
 def samples_from_frame(frame: Any, what: str = "samples") -> list[dict[str, Any]]:
-    """The samples of ``frame``: one mapping per row, without the fields a row lacks.
+    """The samples of ``frame``: one mapping per row and column, ``None`` for a missing value.
 
     :raises TypeError: if ``frame`` is no DataFrame or Table, or has a column name twice.
     :raises ImportError: without :mod:`narwhals` (extra ``dataframes``).
@@ -61,6 +62,5 @@ def samples_from_frame(frame: Any, what: str = "samples") -> list[dict[str, Any]
     rows = nw.from_native(frame, eager_only=True).rows(named=True)
     samples: list[dict[str, Any]] = []
     for row in rows:
-        sample = {str(name): _plain(value) for name, value in row.items()}
-        samples.append({name: value for name, value in sample.items() if value is not None})
+        samples.append({str(name): _plain(value) for name, value in row.items()})
     return samples

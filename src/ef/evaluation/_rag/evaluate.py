@@ -17,6 +17,7 @@ from ef.evaluation._io.frames import is_frame
 from ef.evaluation._io.rag_frames import samples_from_frame
 from ef.evaluation._plugins import rag_metric_functions, registry
 from ef.evaluation._rag.encodable import check_encodable
+from ef.evaluation._rag.fields import FieldsSeen, check_field_names, check_scored
 from ef.evaluation._rag.sample_ids import check_ids, sample_ids
 from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RagEvalReport
@@ -51,6 +52,7 @@ def _check_sample(where: str, sample: object) -> Mapping[str, Any]:
     """Return ``sample`` if it has the :class:`RagSample` shape, else say what is wrong."""
     if not isinstance(sample, Mapping):
         raise TypeError(f"{where}: expected a mapping (a RagSample), got {type(sample).__name__}")
+    check_field_names(where, sample)
     for field in ("user_input", "response"):
         value = sample.get(field)
         if value is not None and not isinstance(value, str):
@@ -148,13 +150,19 @@ def evaluate_rag(
 
     A metric whose inputs a sample lacks does not apply to it (a ``response`` for the answer
     metrics, a ``reference`` for the reference-based ones, ``reference_contexts`` or context
-    ids for the metrics that read them): it is ``None`` there, never an error and never 0.
+    ids for the metrics that read them): it is ``None`` there, never 0. A misnamed field would
+    then score 0 or be skipped without a word, so these are refused, naming the sample, the
+    field and the metric: a Ragas 0.1 name (``question``, ``contexts``, ``answer``,
+    ``ground_truth``, ``ground_truths``) where its new name is missing; a sample a metric would
+    score while it holds none of the fields the metric reads (``non_empty_rate`` without
+    ``retrieved_contexts``; ``None`` as a value is held); a requested metric that applies to
+    no sample because no sample holds a field it reads. Other keys pass through unchanged.
     Besides the lexical metrics above, the registered ones include Ragas' deterministic metrics
     (ROUGE, BLEU, chrF, string similarity, context matching; see the RAG guide).
 
     ``reference`` may also be a list of acceptable answers (the best score over them counts;
     :func:`as_ragas_dataset` refuses such a sample, since Ragas' ``SingleTurnSample`` holds one
-    reference string: pick one answer per sample for Ragas); a missing or ``None``
+    reference string: pick one answer per sample for Ragas); a ``None``
     ``retrieved_contexts`` counts as no context retrieved. Each metric's
     mean (summed with :func:`math.fsum`) is over the samples it applied to, which ``coverage``
     counts; a metric that applied to no sample has coverage ``0`` and no entry in ``metrics``.
@@ -181,8 +189,9 @@ def evaluate_rag(
         group's means and coverage in ``groups`` (see :doc:`/groups`).
     :returns: a :class:`RagEvalReport`.
     :raises ValueError: for an unknown metric name, or if ``samples`` is empty (also for a
-        sample with an empty ``reference`` list, naming the sample, and for ``ids`` that repeat
-        or do not name every sample).
+        sample with an empty ``reference`` list, a Ragas 0.1 field name or a requested
+        metric's fields missing as above, naming the sample, the field and the metric, and for
+        ``ids`` that repeat or do not name every sample).
     :raises TypeError: for a sample field of the wrong type, naming the sample and the field.
 
     >>> samples = [
@@ -205,20 +214,25 @@ def evaluate_rag(
     checked_ids = None if ids is None else check_ids(ids)
     user_inputs: list[str | None] = []
     per_sample: list[dict[str, float | None]] = []
+    seen = FieldsSeen(functions)
     for index, raw in enumerate(samples):
         where = f"sample {index}"
         if checked_ids is not None and index < len(checked_ids):
             where += f" (id {checked_ids[index]!r})"
         sample = _check_sample(where, raw)
+        seen.see(where, sample)
         user_inputs.append(sample.get("user_input"))
         row: dict[str, float | None] = {}
         for name, fn in functions.items():
             value = _score(where, name, fn, sample)
+            if value is not None:
+                check_scored(where, sample, name, fn, value)
             row[name] = value
         per_sample.append(row)
     if not per_sample:
         raise ValueError("samples is empty: evaluate_rag needs at least one sample")
     means, coverage = applicable_means(per_sample, list(functions))
+    seen.check(coverage)
     report = RagEvalReport(
         metrics=means,
         coverage=coverage,

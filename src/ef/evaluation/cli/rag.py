@@ -49,7 +49,7 @@ Lines file, one RagSample object per line: {"user_input", "response", "retrieved
 """
 
 # evaluate_rag names a sample by its 0-based index; the file:line replaces that prefix.
-_SAMPLE_PREFIX = re.compile(r"^sample \d+: ")
+_SAMPLE_PREFIX = re.compile(r"^sample (\d+): ")
 _SAMPLE_LINE = "one JSON object (a RagSample) per line"
 
 
@@ -97,7 +97,11 @@ def _evaluate(
     except (ValueError, TypeError) as error:
         if not current:  # nothing was drawn: the error is not about a sample
             raise
-        message = _SAMPLE_PREFIX.sub("", str(error))
+        message = str(error)
+        named = _SAMPLE_PREFIX.match(message)
+        if named is not None:  # the sample named, not always the last one drawn
+            current = samples[int(named[1])][0]
+            message = message[named.end() :]
         raise CliError(f"{path}:{current}: {message}") from error
     except Exception as error:
         if current:
