@@ -94,12 +94,14 @@ def running_server(
     rankings: Mapping[str, list[tuple[str, float]]] | None = None,
     faults: Mapping[str, str] | None = None,
     latency: float = 0.0,
+    batch_order: str = "asked",
 ) -> Iterator[SearchServer]:
     """Start the server in a separate process on a free port; stop it on exit."""
     config = {
         "rankings": {text: [list(pair) for pair in r] for text, r in (rankings or {}).items()},
         "faults": dict(faults or {}),
         "latency": latency,
+        "batch_order": batch_order,
     }
     config_path = directory / "search-server.json"
     config_path.write_text(json.dumps(config), encoding="utf-8")

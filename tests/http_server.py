@@ -13,10 +13,12 @@ The config file is JSON::
     {
       "rankings": {"<query text>": [["d1", 0.9], ["d7", 0.4]]},
       "faults": {"<query text>": "status:503"},
-      "latency": 0.0
+      "latency": 0.0,
+      "batch_order": "asked"
     }
 
 ``latency`` (seconds) delays every answer. A query with no ranking gets an empty result list.
+``batch_order`` is the order of a batch's answers: ``"asked"`` (the default) or ``"reversed"``.
 
 Requests: ``GET`` or ``POST`` on one of the result shapes below. The query is read from the JSON
 body or the URL parameters, under ``query`` or ``q``; the limit under ``limit`` or ``k`` (an int
@@ -26,10 +28,13 @@ in a JSON body, 10 when absent). Anything else is answered ``400``.
 - ``/nested`` → ``{"data": {"results": [{"doc": {"id": "d1"}, "relevance": 0.9}, ...]}}``
 - ``/ids`` → ``{"ids": ["d1", ...]}``
 - ``POST /batch`` with ``{"queries": [...], "limit": n}`` → ``{"answers": [{"hits": [...]},
-  ...]}``, one ``/search`` answer per query. Each query counts as a request of its own in
+  ...]}``, one ``/search`` answer per query; with ``"query_ids": [...]`` too, each answer
+  carries its query's id as ``"query_id"``. Each query counts as a request of its own in
   ``requests``, and ``batches`` lists the size of each batch. A batch holding a query with a
   ``status:`` fault (or a ``flaky:`` one in its failing turns) answers with that status, and
-  ``latency:`` delays it; the other faults apply to one query at a time only.
+  ``latency:`` delays it; ``batch_query_id:<id>`` makes the query's answer carry ``<id>`` as
+  its query id instead (nothing after the colon: no query id); the other faults apply to one
+  query at a time only.
 - ``GET /stats`` → ``{"requests": {"<query text>": n}, "connections_open": n,
   "connections_total": n, "headers": {"<query text>": {...}}, "sent": {"<query text>": n},
   "batches": [n, ...]}``
@@ -96,6 +101,7 @@ class SearchService:
         }
         self.faults: dict[str, str] = dict(config.get("faults", {}))
         self.latency = float(config.get("latency", 0.0))
+        self.batch_order = str(config.get("batch_order", "asked"))
         self.requests: Counter[str] = Counter()
         self.headers: dict[str, dict[str, str]] = {}
         self.sent: dict[str, int] = {}
@@ -200,10 +206,16 @@ class SearchService:
         try:
             document = json.loads(request.body)
             texts, limit = document["queries"], document.get("limit", 10)
-        except (ValueError, KeyError, TypeError) as error:
+            query_ids = document.get("query_ids")
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             return await send(writer, 400, {"error": repr(error)}, request.keep_alive)
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return await send(writer, 400, {"error": "queries: not strings"}, request.keep_alive)
+        if query_ids is not None and (
+            not isinstance(query_ids, list) or len(query_ids) != len(texts)
+        ):
+            problem = {"error": "query_ids: not one per query"}
+            return await send(writer, 400, problem, request.keep_alive)
         self.batches.append(len(texts))
         for text in texts:
             self.requests[text] += 1
@@ -215,6 +227,15 @@ class SearchService:
                 status = int(fault.partition(":")[2])
                 return await send(writer, status, {"error": "injected"}, request.keep_alive)
         answers = [render("/search", self.rankings.get(text, [])[:limit]) for text in texts]
+        if query_ids is not None:
+            for answer, text, query_id in zip(answers, texts, query_ids, strict=True):
+                fault = self.faults.get(text, "")
+                if fault.startswith("batch_query_id:"):
+                    query_id = fault.partition(":")[2] or None
+                if query_id is not None:
+                    answer["query_id"] = query_id
+        if self.batch_order == "reversed":
+            answers.reverse()
         return await send(writer, 200, {"answers": answers}, request.keep_alive)
 
     def fault_for(self, text: str) -> str:

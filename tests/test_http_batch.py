@@ -26,6 +26,7 @@ from ef.evaluation import (
     HttpRetriever,
     IncompleteEvaluationWarning,
     QueryError,
+    ResponseShapeError,
     RetrievalEvalReport,
     evaluate_retrieval,
     evaluate_retrieval_async,
@@ -33,6 +34,7 @@ from ef.evaluation import (
     write_beir,
 )
 from http_fixtures import Dataset, SearchServer, running_server
+from in_process_cli import ef_eval
 
 DATASET = Dataset(23, seed=11)
 TEXT = DATASET.queries
@@ -45,10 +47,12 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def serve(folder: Path, **faults: str) -> Any:
+def serve(folder: Path, batch_order: str = "asked", **faults: str) -> Any:
     """The server over the dataset's rankings, with ``faults`` by query id."""
     by_text = {TEXT[query_id]: fault for query_id, fault in faults.items()}
-    return running_server(folder, rankings=DATASET.rankings, faults=by_text)
+    return running_server(
+        folder, rankings=DATASET.rankings, faults=by_text, batch_order=batch_order
+    )
 
 
 @pytest.fixture
@@ -192,6 +196,89 @@ def test_an_answer_without_one_result_list_per_query_fails_the_batch_not_the_run
     assert report.per_query == oracle(list(TEXT)).per_query
 
 
+def test_answers_in_another_order_are_matched_to_their_queries_by_id(tmp_path: Path) -> None:
+    reports = {}
+    for order in ("asked", "reversed"):
+        with serve(tmp_path, batch_order=order) as running:
+            reports[order] = evaluate_retrieval(
+                retriever(running), DATASET.qrels, TEXT, k_values=K_VALUES, batch_size=5
+            )
+            stats = running.stats()
+        assert sorted(stats["batches"]) == [3, 5, 5, 5, 5]  # none asked again alone
+    reversed_fields, asked_fields = map(without_timings, (reports["reversed"], reports["asked"]))
+    del reversed_fields["manifest"], asked_fields["manifest"]  # two servers: two ports
+    assert reversed_fields == asked_fields
+    expected = oracle(list(TEXT))
+    assert reports["reversed"].per_query == expected.per_query
+    assert reports["reversed"].metrics == expected.metrics
+
+
+def test_answers_without_ids_are_taken_in_order_unless_ids_are_required(tmp_path: Path) -> None:
+    without_ids = {query_id: "batch_query_id:" for query_id in TEXT}
+    with serve(tmp_path, **without_ids) as running:
+        trusted = evaluate_retrieval(
+            retriever(running), DATASET.qrels, TEXT, k_values=K_VALUES, batch_size=5
+        )
+        with pytest.warns(IncompleteEvaluationWarning, match="23 of 23 queries failed"):
+            required = evaluate_retrieval(
+                retriever(running, batch_require_ids=True),
+                DATASET.qrels,
+                TEXT,
+                k_values=K_VALUES,
+                batch_size=5,
+                on_error="record",
+            )
+        requests = running.stats()["requests"]
+    assert trusted.per_query == oracle(list(TEXT)).per_query
+    assert required.per_query == {}
+    assert sorted(failure.query_id for failure in required.failures) == sorted(TEXT)
+    for failure in required.failures:
+        assert failure.error_type == f"{ResponseShapeError.__module__}.ResponseShapeError"
+        assert failure.attempts == 1
+        assert failure.message.startswith(
+            f"POST {running.url('/batch')}: expected the answer to query {failure.query_id!r} "
+            "to carry its id at 'query_id' (batch_require_ids=True); no answer of the batch "
+            'carries one, got \'{"answers": '
+        ), failure.message
+    assert requests == {text: 2 for text in TEXT.values()}  # none asked again alone
+
+
+def test_an_unknown_missing_or_repeated_query_id_fails_its_queries(tmp_path: Path) -> None:
+    # Batches of 5 in plan order: q3 is answer 3 of q0-q4, q12 and q13 answers 2 and 3 of
+    # q10-q14, q18 answer 3 of q15-q19.
+    faults = {
+        "q3": "batch_query_id:q99",
+        "q12": "batch_query_id:q13",
+        "q18": "batch_query_id:",
+    }
+    with serve(tmp_path, **faults) as running:
+        with pytest.warns(IncompleteEvaluationWarning, match="4 of 23 queries failed"):
+            report = evaluate_retrieval(
+                retriever(running),
+                DATASET.qrels,
+                TEXT,
+                k_values=K_VALUES,
+                batch_size=5,
+                on_error="record",
+            )
+    where = f"POST {running.url('/batch')}: expected"
+    expected = {
+        "q3": "an answer with query id 'q3' at 'query_id'; none has it (answer 3 has 'q99', "
+        "no query of the batch)",
+        "q12": "an answer with query id 'q12' at 'query_id'; none has it (answer 3 has 'q13', "
+        "another query's)",
+        "q13": "one answer with query id 'q13' at 'query_id'; answers 2, 3 have it",
+        "q18": "an answer with query id 'q18' at 'query_id'; none has it (answer 3 has none)",
+    }
+    failures = {failure.query_id: failure for failure in report.failures}
+    assert sorted(failures) == sorted(expected)
+    for query_id, message in expected.items():
+        assert failures[query_id].message.startswith(f"{where} {message}, got '"), query_id
+        assert failures[query_id].attempts == 1
+    scored = [query_id for query_id in TEXT if query_id not in expected]
+    assert report.per_query == oracle(scored).per_query
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -199,6 +286,11 @@ def test_an_answer_without_one_result_list_per_query_fails_the_batch_not_the_run
         ({"batch_url": "http://u:p@127.0.0.1:8000/batch"}, "carries credentials"),
         ({"batch_url": "/b", "batch_body": {"q": "{query}"}}, "holds no '{queries}' value"),
         ({"batch_url": "/b", "batch_size": 0}, "batch_size must be an int >= 1 or None"),
+        ({"batch_url": "/b", "batch_id_field": ""}, "batch_id_field is empty"),
+        (
+            {"batch_url": "/b", "batch_body": {"q": "{queries}"}, "batch_require_ids": True},
+            "batch_require_ids=True but batch_body holds no '{query_ids}' value",
+        ),
     ],
 )
 def test_bad_batch_options_are_refused(options: dict[str, Any], message: str) -> None:
@@ -255,3 +347,31 @@ def test_the_command_line_sends_batches_to_the_batch_url(tmp_path: Path) -> None
     assert batches == {"1": [], "6": [5, 6, 6, 6]}
     assert reports["6"] == reports["1"]
     assert reports["6"]["per_query"] == oracle(list(TEXT)).per_query
+
+
+def test_the_command_line_requires_ids_at_the_field_it_names(tmp_path: Path) -> None:
+    folder = tmp_path / "dataset"
+    write_beir(folder, {f"d{i}": f"document {i}" for i in range(200)}, TEXT, DATASET.qrels)
+    with serve(tmp_path) as running:  # its answers carry their ids as "query_id", not "qid"
+        done = ef_eval(
+            "retrieval",
+            folder,
+            "--retriever",
+            running.url("/search"),
+            *CLI,
+            "6",
+            "--http-batch-id-field",
+            "qid",
+            "--http-batch-require-ids",
+            "--on-error",
+            "record",
+        )
+    assert done.returncode == 0, done.stderr
+    failures = json.loads(done.stdout)["failures"]
+    assert sorted(failure["query_id"] for failure in failures) == sorted(TEXT)
+    for failure in failures:
+        assert (
+            f"expected the answer to query {failure['query_id']!r} to carry its id at 'qid' "
+            "(batch_require_ids=True)" in failure["message"]
+        )
+    assert "23 of 23 queries failed" in done.stderr

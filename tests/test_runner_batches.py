@@ -299,3 +299,71 @@ def test_a_window_of_batches_is_asked_longest_text_first_and_scores_the_same(
         assert asked[first : first + 6] == sorted(window, key=lambda text: -len(text))
     assert [len(batch) for batch in batched_retriever.batches] == [2] * 11
     assert len(batched_retriever.single) == 1
+
+
+class TaggedRetriever(Retriever):
+    """A batch form that takes the queries' ids and cannot tell ``q9``'s results."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[list[str]] = []
+
+    def search_batch(  # type: ignore[override]
+        self, queries: list[str], *, limit: int = 10, query_ids: list[str]
+    ) -> list[list[str] | Exception]:
+        self.ids.append(list(query_ids))
+        answers = super().search_batch(queries, limit=limit)
+        tagged = zip(query_ids, answers, strict=True)
+        return [Fails("no answer tagged 'q9'") if q == "q9" else a for q, a in tagged]
+
+
+class AsyncTaggedRetriever(TaggedRetriever):
+    async def search(self, query: str, *, limit: int = 10) -> list[str]:  # type: ignore[override]
+        return TaggedRetriever.search(self, query, limit=limit)
+
+    async def search_batch(  # type: ignore[override]
+        self, queries: list[str], *, limit: int = 10, query_ids: list[str]
+    ) -> list[list[str] | Exception]:
+        await anyio.lowlevel.checkpoint()
+        return TaggedRetriever.search_batch(self, queries, limit=limit, query_ids=query_ids)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_batch_form_is_given_the_query_ids_and_an_exception_fails_its_query(
+    mode: str,
+) -> None:
+    retriever = TaggedRetriever() if mode == "inline" else AsyncTaggedRetriever()
+    with pytest.warns(IncompleteEvaluationWarning, match="1 of 23 queries failed"):
+        report = evaluate(retriever, mode, batch_size=5, on_error="record")
+    assert sorted(query_id for ids in retriever.ids for query_id in ids) == sorted(QUERIES)
+    for ids, texts in zip(retriever.ids, retriever.batches, strict=True):
+        assert [QUERIES[query_id] for query_id in ids] == texts
+    (failure,) = report.failures
+    assert (failure.query_id, failure.message, failure.attempts) == (
+        "q9",
+        "no answer tagged 'q9'",
+        1,
+    )
+    assert QUERIES["q9"] not in retriever.single  # not asked again alone
+    single = evaluate(Retriever(), mode, batch_size=1)
+    assert report.per_query == {q: v for q, v in single.per_query.items() if q != "q9"}
+    with pytest.raises(QueryError, match="q9") as raised:
+        evaluate(
+            TaggedRetriever() if mode == "inline" else AsyncTaggedRetriever(), mode, batch_size=5
+        )
+    assert isinstance(raised.value.__cause__, Fails)
+
+
+def test_query_ids_go_to_a_batch_form_that_names_them_and_only_to_it() -> None:
+    tagged = TaggedRetriever()
+    with pytest.warns(IncompleteEvaluationWarning):
+        evaluate(tagged, "inline", batch_size=5, on_error="record")
+    assert [len(ids) for ids in tagged.ids] == [5, 5, 5, 5, 3]
+
+    class Forwards(Retriever):
+        def search_batch(self, queries: list[str], **options: Any) -> list[list[str]]:  # type: ignore[override]
+            assert "query_ids" not in options, options
+            return super().search_batch(queries, **options)
+
+    report = evaluate(Forwards(), "inline", batch_size=5)
+    assert report.per_query == evaluate(Retriever(), "inline", batch_size=1).per_query

@@ -21,7 +21,7 @@ from ef.evaluation._exceptions import (
     ResponseShapeError,
 )
 from ef.evaluation._http.auth import request_target
-from ef.evaluation._http.batch import BatchEndpoint
+from ef.evaluation._http.batch import DEFAULT_BATCH_ID_FIELD, BatchEndpoint, BatchRanking, Unmatched
 from ef.evaluation._http.clients import LoopClients
 from ef.evaluation._http.shapes import (
     MISSING,
@@ -81,12 +81,14 @@ class HttpRetriever:
     Batches: with ``batch_url``, the service's endpoint for several queries at once, the
     evaluation sends batches of queries there (``batch_size`` per request, or the evaluation's
     ``batch_size=``) through :attr:`search_batch`: a ``POST`` of ``batch_body`` (by default
-    ``{"queries": [...], "limit": ...}``) answered by a list of one answer per query, in order,
-    at the dotted path ``batch_answers`` (``{"answers": [...]}`` by default), each in the shape
-    of the one-query answer. A batch request has ``timeout`` seconds per query in it. A batch
-    that fails is retried or split by the evaluation until a failing query fails alone, asked
-    at ``url``; the report is the one of one query at a time. The guide ``docs/remote.md``
-    shows a service.
+    ``{"queries": [...], "query_ids": [...], "limit": ...}``) answered by a list of one answer
+    per query at the dotted path ``batch_answers`` (``{"answers": [...]}`` by default), each in
+    the shape of the one-query answer and matched to its query by the id it carries at
+    ``batch_id_field`` — or, when none carries one, taken in the order asked (unless
+    ``batch_require_ids``). A query no answer is matched to fails with a
+    :class:`ResponseShapeError`. A batch request has ``timeout`` seconds per query in it. A
+    batch that fails is retried or split by the evaluation until a failing query fails alone,
+    asked at ``url``. The guide ``docs/remote.md`` shows a service.
 
     Credentials: a ``user:password@`` in the URL is sent as Basic auth (percent-decoded, UTF-8)
     on both event loops; with an ``Authorization`` header too, the constructor refuses it. The
@@ -124,10 +126,14 @@ class HttpRetriever:
     :param batch_answers: dotted path to the list of answers in a batch's answer.
     :param batch_size: queries per batch request the service takes; ``None``: the
         evaluation's ``batch_size=``, else 32.
+    :param batch_id_field: dotted path to the query id within each answer of a batch.
+    :param batch_require_ids: fail each query of a batch whose answers carry no query ids.
     :raises ValueError: for a bad URL or method, a ``GET`` with a body, no ``{query}``, a bad
         header or limit, credentials in the URL together with an ``Authorization`` header, a
-        batch URL on another service, or a batch body without ``"{queries}"``.
-    :raises TypeError: for a template that is not a JSON object, or headers not strings.
+        batch URL on another service, a batch body without ``"{queries}"`` (or ids required
+        without ``"{query_ids}"``), or an empty ``batch_id_field``.
+    :raises TypeError: for a template that is not a JSON object, headers not strings, or a
+        ``batch_require_ids`` that is not a bool.
     :raises ImportError: when the ``http`` extra is not installed.
 
     >>> a = HttpRetriever("http://127.0.0.1:8000/search", body={"q": "{query}", "k": "{limit}"},
@@ -159,6 +165,8 @@ class HttpRetriever:
         batch_body: Mapping[str, Any] | None = None,
         batch_answers: str = "answers",
         batch_size: int | None = None,
+        batch_id_field: str = DEFAULT_BATCH_ID_FIELD,
+        batch_require_ids: bool = False,
     ) -> None:
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
@@ -213,6 +221,8 @@ class HttpRetriever:
                 target.headers,
                 cap,
                 self.max_response_bytes,
+                id_field=batch_id_field,
+                require_ids=batch_require_ids,
             )
 
     @property
@@ -251,29 +261,37 @@ class HttpRetriever:
         )
 
     @property
-    def search_batch(self) -> Callable[..., Awaitable[list[list[str] | list[SearchHit]]]] | None:
-        """The batch form an evaluation uses, ``search_batch(queries, *, limit)`` (one ranking
-        per query, in order, as :meth:`search` returns it), or ``None`` without ``batch_url``.
+    def search_batch(self) -> Callable[..., Awaitable[list[BatchRanking]]] | None:
+        """The batch form an evaluation uses, ``search_batch(queries, *, limit, query_ids)``
+        (per query, in order, its ranking as :meth:`search` returns it, or the error of a query
+        no answer is matched to), or ``None`` without ``batch_url``.
 
         :raises HttpServerError: for a 5xx, 408, 425 or 429 answer, and the other errors of
             :meth:`search`: each fails the whole batch.
         :raises ResponseShapeError: also when the answer does not hold one answer per query.
+        :raises ValueError: for ``query_ids`` not one per query each once, or none when
+            ``batch_require_ids``.
         """
         return None if self._batch is None else self._search_batch
 
     async def _search_batch(
-        self, queries: list[str], *, limit: int = 10
-    ) -> list[list[str] | list[SearchHit]]:
+        self, queries: list[str], *, limit: int = 10, query_ids: list[str] | None = None
+    ) -> list[BatchRanking]:
         batch = self._batch
         assert batch is not None
         seconds = None if self.timeout is None else self.timeout * max(len(queries), 1)
-        content = batch.content(queries, limit)
+        content = batch.content(queries, limit, query_ids)
         answer = await self._request(batch.clients, batch.where, None, content, seconds)
         answers = walk(self._document(answer, batch.where), batch.answers_path)
         if not isinstance(answers, list) or len(answers) != len(queries):
             expected = f"a list of {len(queries)} answers, one per query, at {batch.answers!r}"
             raise self._shape_error(expected, answer, where=batch.where)
-        return [self._ranking(item, answer, batch.where) for item in answers]
+        return [
+            self._shape_error(item.expected, answer, where=batch.where)
+            if isinstance(item, Unmatched)
+            else self._ranking(item, answer, batch.where)
+            for item in batch.matched(answers, query_ids)
+        ]
 
     async def _request(
         self,

@@ -1,10 +1,10 @@
 """The request templates and answer paths of HttpRetriever: filling a template, walking a path.
 
 A template is a JSON object whose strings may hold placeholders: ``{query}`` and ``{limit}``
-for one query, ``{queries}`` and ``{limit}`` for a batch. A string that is only a placeholder
-becomes the value itself (the limit an int, the queries a list); inside longer text,
-``{query}`` and ``{limit}`` become their text. A path is dotted (``data.results``); a numeric
-part indexes a list.
+for one query, ``{queries}``, ``{query_ids}`` and ``{limit}`` for a batch. A string that is
+only a placeholder becomes the value itself (the limit an int, the queries and their ids
+lists); inside longer text, ``{query}`` and ``{limit}`` become their text. A path is dotted
+(``data.results``); a numeric part indexes a list.
 """
 
 from __future__ import annotations
@@ -54,9 +54,12 @@ def fill(template: Any, query: str, limit: int) -> Any:
     return template
 
 
-def fill_batch(template: Any, queries: list[str], limit: int) -> Any:
+def fill_batch(
+    template: Any, queries: list[str], limit: int, query_ids: list[str] | None = None
+) -> Any:
     """A batch template with the placeholders put in: ``"{queries}"`` becomes the list of query
-    texts, ``"{limit}"`` the int, and ``{limit}`` inside text its string.
+    texts, ``"{query_ids}"`` the list of their ids (``None`` when they are not known),
+    ``"{limit}"`` the int, and ``{limit}`` inside text its string.
 
     >>> fill_batch({"queries": "{queries}", "limit": "{limit}"}, ["a", "b"], 3)
     {'queries': ['a', 'b'], 'limit': 3}
@@ -64,13 +67,15 @@ def fill_batch(template: Any, queries: list[str], limit: int) -> Any:
     if isinstance(template, str):
         if template == "{queries}":
             return list(queries)
+        if template == "{query_ids}":
+            return None if query_ids is None else list(query_ids)
         if template == "{limit}":
             return limit
         return template.replace("{limit}", str(limit))
     if isinstance(template, dict):
-        return {key: fill_batch(value, queries, limit) for key, value in template.items()}
+        return {k: fill_batch(v, queries, limit, query_ids) for k, v in template.items()}
     if isinstance(template, list):
-        return [fill_batch(value, queries, limit) for value in template]
+        return [fill_batch(value, queries, limit, query_ids) for value in template]
     return template
 
 

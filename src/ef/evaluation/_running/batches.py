@@ -8,7 +8,12 @@ form returns for ``queries[i]``. It is async exactly when the one-query form is.
 attribute ``batch_size`` on the same object says how many queries it likes per call (the
 ``batch_size=`` of the evaluation overrides it). ``limit=`` is passed when ``search_batch``
 accepts it, as for the one-query form, and so are the keywords an adapter bound to ``search``
-(the built-in index's ``per_document=True``).
+(the built-in index's ``per_document=True``). ``query_ids=``, the queries' ids in the order of
+the texts, is passed when ``search_batch`` names that parameter, so that a service can tag
+each answer with its query and the batch form match answers to queries by id. An item of the
+answer that is an exception is that query's failure (the batch form could not tell that
+query's results: a service's answer tagged with another query's id), recorded or raised as
+``on_error`` says, with the batch's attempts; the other queries keep their results.
 
 What the runner does with it (:mod:`ef.evaluation._running.runner`): workers take up to
 ``batch_size`` planned queries at a time from the one shared plan, which is cut into batches
@@ -32,7 +37,8 @@ from typing import Any
 
 import attrs
 
-from ef.evaluation._running.options import QueryOutcome
+from ef.evaluation._exceptions import QueryError
+from ef.evaluation._running.options import QueryOutcome, RunnerOptions, query_failure
 
 __all__ = [
     "BATCHES_PER_WINDOW",
@@ -40,6 +46,7 @@ __all__ = [
     "BatchForm",
     "answered_batch",
     "batches",
+    "failed_outcome",
     "find_batch_form",
     "split",
 ]
@@ -57,11 +64,19 @@ class BatchForm:
     :ivar call: ``call(texts)`` → one result per text (an awaitable of them when ``is_async``).
     :ivar is_async: whether ``call`` returns an awaitable.
     :ivar size: the retriever's own ``batch_size``, or ``None``.
+    :ivar takes_query_ids: whether ``call`` takes the queries' ids too, as ``query_ids=``.
     """
 
-    call: Callable[[list[str]], Any]
+    call: Callable[..., Any]
     is_async: bool
     size: int | None = None
+    takes_query_ids: bool = attrs.field(default=False, kw_only=True)
+
+    def call_for(self, batch: Sequence[Planned]) -> Callable[[list[str]], Any]:
+        """``call``, given the ids of ``batch`` when it takes them."""
+        if not self.takes_query_ids:
+            return self.call
+        return functools.partial(self.call, query_ids=[query_id for query_id, _ in batch])
 
     def size_for(self, requested: int | None) -> int:
         """Queries per call: ``requested`` (the evaluation's ``batch_size``), the retriever's
@@ -80,6 +95,19 @@ def _accepts(fn: Callable[..., Any], name: str) -> bool:
         (p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
         or p.kind is inspect.Parameter.VAR_KEYWORD
         for p in parameters
+    )
+
+
+def _names(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` has a parameter ``name`` that can be passed by keyword (a ``**`` catch-all
+    does not count: it may hand the keyword on to a call that does not take it)."""
+    try:
+        parameter = inspect.signature(fn).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
     )
 
 
@@ -136,7 +164,7 @@ def find_batch_form(adapted: Callable[..., Any], limit: int, *, is_async: bool) 
         raise TypeError(
             f"{type(owner).__qualname__}.batch_size must be an integer >= 1 or None; got {size!r}"
         )
-    return BatchForm(call, is_async, size)
+    return BatchForm(call, is_async, size, takes_query_ids=_names(search_batch, "query_ids"))
 
 
 def batches(planned: Iterator[Planned], size: int) -> Iterator[list[Planned]]:
@@ -171,9 +199,15 @@ def split(batch: list[Planned]) -> tuple[list[Planned], list[Planned]]:
 
 
 def answered_batch(
-    batch: Sequence[Planned], results: Any, attempts: int, started: float
-) -> list[QueryOutcome]:
-    """One outcome per query of a batch whose call answered ``results``.
+    batch: Sequence[Planned],
+    results: Any,
+    attempts: int,
+    started: float,
+    options: RunnerOptions,
+) -> Iterator[QueryOutcome]:
+    """One outcome per query of a batch whose call answered ``results``, in order: a result
+    that is an exception is its query's failure (:class:`QueryError` in raise mode, once the
+    outcomes before it are taken).
 
     :raises TypeError: when ``results`` is not a sequence of one result per query: the batch
         form broke its protocol, which no query can be blamed for, so the evaluation stops.
@@ -189,7 +223,28 @@ def answered_batch(
             f"{batch[0][0]!r}); it must return one result per query, in order"
         )
     latency = (time.perf_counter() - started) / len(batch)
-    return [
-        QueryOutcome(query_id, answer, None, latency, attempts)
-        for (query_id, _), answer in zip(batch, results, strict=True)
-    ]
+    return _outcomes(batch, results, attempts, latency, options)
+
+
+def failed_outcome(
+    options: RunnerOptions, query_id: str, error: Exception, attempts: int, latency: float
+) -> QueryOutcome:
+    """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
+    failure = query_failure(query_id, error, attempts)
+    if options.on_error == "raise":
+        raise QueryError(failure) from error
+    return QueryOutcome(query_id, None, failure, latency, attempts)
+
+
+def _outcomes(
+    batch: Sequence[Planned],
+    results: Sequence[Any],
+    attempts: int,
+    latency: float,
+    options: RunnerOptions,
+) -> Iterator[QueryOutcome]:
+    for (query_id, _), answer in zip(batch, results, strict=True):
+        if isinstance(answer, Exception):
+            yield failed_outcome(options, query_id, answer, attempts, latency)
+        else:
+            yield QueryOutcome(query_id, answer, None, latency, attempts)

@@ -9,24 +9,19 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ef.evaluation._exceptions import QueryError
-from ef.evaluation._running.batches import BatchForm, answered_batch, batches, split
-from ef.evaluation._running.options import QueryOutcome, RunnerOptions, query_failure
+from ef.evaluation._running.batches import (
+    BatchForm,
+    answered_batch,
+    batches,
+    failed_outcome,
+    split,
+)
+from ef.evaluation._running.options import QueryOutcome, RunnerOptions
 
-__all__ = ["failed_outcome", "run_queries_inline"]
-
-
-def failed_outcome(
-    options: RunnerOptions, query_id: str, error: Exception, attempts: int, started: float
-) -> QueryOutcome:
-    """The outcome of a query that failed for good, or :class:`QueryError` in raise mode."""
-    failure = query_failure(query_id, error, attempts)
-    if options.on_error == "raise":
-        raise QueryError(failure) from error
-    return QueryOutcome(query_id, None, failure, time.perf_counter() - started, attempts)
+__all__ = ["run_queries_inline"]
 
 
 def run_queries_inline(
@@ -81,7 +76,7 @@ def run_queries_inline(
             if len(unit) == 1:
                 on_outcome(run.fetch(call, *unit[0]))
                 continue
-            outcomes = run.fetch_batch(batch.call, unit)
+            outcomes = run.fetch_batch(batch, unit)
             if outcomes is None:
                 head, tail = split(unit)
                 pending += (tail, head)
@@ -124,15 +119,16 @@ class _InlineRun:
                     query_id, results, None, time.perf_counter() - started, attempts
                 )
             if not options.should_retry(error, attempts):
-                return failed_outcome(options, query_id, error, attempts, started)
+                latency = time.perf_counter() - started
+                return failed_outcome(options, query_id, error, attempts, latency)
             time.sleep(options.backoff_delay(attempts, self._rng))
 
     def fetch_batch(
-        self, call: Callable[[list[str]], Any], unit: list[tuple[str, str]]
-    ) -> list[QueryOutcome] | None:
+        self, batch: BatchForm, unit: list[tuple[str, str]]
+    ) -> Iterator[QueryOutcome] | None:
         """The outcomes of one batch call, retried on ``retry_on``; ``None`` when it failed."""
         options = self._options
-        texts = [text for _, text in unit]
+        call, texts = batch.call_for(unit), [text for _, text in unit]
         attempts = 0
         started = 0.0
         while True:
@@ -147,4 +143,4 @@ class _InlineRun:
                     return None
                 time.sleep(options.backoff_delay(attempts, self._rng))
                 continue
-            return answered_batch(unit, results, attempts, started)
+            return answered_batch(unit, results, attempts, started, options)

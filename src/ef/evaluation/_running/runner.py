@@ -34,8 +34,14 @@ import anyio
 import anyio.to_thread
 
 from ef.evaluation._exceptions import QueryError
-from ef.evaluation._running.batches import BatchForm, answered_batch, batches, split
-from ef.evaluation._running.inline import failed_outcome, run_queries_inline
+from ef.evaluation._running.batches import (
+    BatchForm,
+    answered_batch,
+    batches,
+    failed_outcome,
+    split,
+)
+from ef.evaluation._running.inline import run_queries_inline
 from ef.evaluation._running.options import QueryOutcome, RunnerOptions, error_type_name
 
 __all__ = [
@@ -146,7 +152,8 @@ class _AsyncRun:
                     query_id, results, None, time.perf_counter() - started, attempts
                 )
             if not options.should_retry(error, attempts):
-                return failed_outcome(options, query_id, error, attempts, started)
+                latency = time.perf_counter() - started
+                return failed_outcome(options, query_id, error, attempts, latency)
             await anyio.sleep(options.backoff_delay(attempts, self._rng))
 
     async def _settle(self, batch: list[tuple[str, str]]) -> None:
@@ -165,11 +172,11 @@ class _AsyncRun:
             for outcome in outcomes:
                 self._on_outcome(outcome)
 
-    async def _fetch_batch(self, unit: list[tuple[str, str]]) -> list[QueryOutcome] | None:
+    async def _fetch_batch(self, unit: list[tuple[str, str]]) -> Iterator[QueryOutcome] | None:
         """The outcomes of one batch call, retried on ``retry_on``; ``None`` when it failed."""
         assert self._batch is not None
         options = self._options
-        texts = [text for _, text in unit]
+        call, texts = self._batch.call_for(unit), [text for _, text in unit]
         attempts = 0
         started = 0.0
         while True:
@@ -178,13 +185,13 @@ class _AsyncRun:
                 started = time.perf_counter()
             attempts += 1
             try:
-                results = await self._attempt(self._batch.call, texts, len(unit))
+                results = await self._attempt(call, texts, len(unit))
             except Exception as error:
                 if not options.should_retry(error, attempts):
                     return None
                 await anyio.sleep(options.backoff_delay(attempts, self._rng))
                 continue
-            return answered_batch(unit, results, attempts, started)
+            return answered_batch(unit, results, attempts, started, options)
 
     async def _before_attempt(self, requests: int = 1) -> None:
         # A worker resuming from a finished call runs until its next await even after the run

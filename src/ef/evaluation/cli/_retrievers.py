@@ -49,14 +49,27 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
         "--http-batch-url",
         metavar="URL",
         help="the service's endpoint for a batch of queries (a path such as /search/batch, or a "
-        'URL on the same service): POST {"queries": [...], "limit"}, answering {"answers": '
-        "[one answer per query, each shaped as the one-query answer]}",
+        'URL on the same service): POST {"queries": [...], "query_ids": [...], "limit"}, '
+        'answering {"answers": [one answer per query, each shaped as the one-query answer]}',
     )
     http.add_argument(
         "--http-batch-answers",
         default="answers",
         metavar="PATH",
         help="dotted path to the list of answers in a batch's answer",
+    )
+    http.add_argument(
+        "--http-batch-id-field",
+        default="query_id",
+        metavar="PATH",
+        help="dotted path to the query id an answer of a batch carries, matching it to its "
+        "query; answers that carry none are taken in the order asked",
+    )
+    http.add_argument(
+        "--http-batch-require-ids",
+        action="store_true",
+        help="fail each query of a batch whose answers carry no query ids, instead of taking "
+        "them in the order asked",
     )
     http.add_argument(
         "--http-header",
@@ -78,6 +91,8 @@ def http_options(args: argparse.Namespace) -> dict[str, Any]:
         "headers": dict(args.http_header) or None,
         "batch_url": args.http_batch_url,
         "batch_answers": args.http_batch_answers,
+        "batch_id_field": args.http_batch_id_field,
+        "batch_require_ids": args.http_batch_require_ids,
     }
 
 
