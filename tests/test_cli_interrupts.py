@@ -9,8 +9,10 @@ closed streams are closed by the shell (``>&-``), as a user would close them.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -153,6 +155,79 @@ def test_a_real_sigint_at_any_moment_of_start_up_never_shows_a_traceback(delay):
         assert json.loads(stdout)
     else:
         assert (process.returncode, stdout, stderr) == (130, "", INTERRUPTED)
+
+
+# Loaded by the interpreter before the script runs (site imports sitecustomize): it says "ready"
+# on standard error when the script first asks for the module EF_TEST_ANNOUNCE_AT names and,
+# as EF_TEST_HOLD says, waits there for the signal the test then sends: in that very import, or
+# in a finalizer (__del__), where Python can only print an exception and go on.
+ANNOUNCE = """
+import os, sys, time
+
+def hold():
+    for _ in range(600):  # short sleeps: a signal come before the first is seen after it
+        time.sleep(0.1)
+
+class Held:
+    def __del__(self):
+        hold()
+
+class Announce:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["EF_TEST_ANNOUNCE_AT"]:
+            sys.meta_path.remove(self)
+            print("ready", file=sys.stderr, flush=True)
+            if os.environ["EF_TEST_HOLD"] == "import":
+                hold()
+            elif os.environ["EF_TEST_HOLD"] == "finalizer":
+                Held()
+        return None
+
+sys.meta_path.insert(0, Announce())
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "hold", "delay"),
+    [
+        ("signal", "import", 0.0),  # the first import the script makes: right after its start
+        ("ef.evaluation", "finalizer", 0.0),
+        ("ef._ef_eval", "", 0.05),
+        ("ef._ef_eval", "", 0.1),
+        ("ef._ef_eval", "", 0.15),
+    ],
+)
+def test_a_real_sigint_early_in_ef_eval_demo_is_one_line_and_130(tmp_path, module, hold, delay):
+    script = shutil.which("ef-eval", path=str(Path(sys.executable).parent))
+    assert script is not None
+    (tmp_path / "sitecustomize.py").write_text(ANNOUNCE)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(SRC)]),
+        "EF_TEST_ANNOUNCE_AT": module,
+        "EF_TEST_HOLD": hold,
+    }
+    process = subprocess.Popen(
+        [script, "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        process_group=0,
+        **FOREGROUND,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "ready\n"
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal sends Ctrl-C to its command
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert (process.returncode, stdout, stderr) == (130, "", INTERRUPTED)
 
 
 def test_a_sigint_after_the_command_returned_leaves_its_exit_code_and_output():

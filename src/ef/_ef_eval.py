@@ -3,17 +3,29 @@ that package imports.
 
 A script pointing at ``ef.evaluation.cli:main`` imports ``ef.evaluation`` (most of the start-up
 time) before any of the command's code runs, so Ctrl-C then ends in a traceback. This module
-imports nothing of it until it is ready to say ``ef-eval: interrupted`` instead.
+imports nothing at all before :func:`main` is inside the ``try`` that says ``ef-eval:
+interrupted`` instead: not even :mod:`signal` (its :mod:`enum` takes milliseconds) or
+``__future__``, which a Ctrl-C right after the start would otherwise interrupt.
 """
 
-from __future__ import annotations
-
-import signal
 import sys
 
 __all__ = ["main"]
 
 _EXIT_INTERRUPTED = 130
+
+
+def _interrupt_again(unraisable: "sys.UnraisableHookArgs") -> None:
+    """Ctrl-C that landed in a finalizer (a ``__del__``, a weakref callback), where Python can
+    only print it and go on: raised again in the main thread, where the command stops on it."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        import _thread
+
+        # Asked from another thread: asked from this one, it would be raised in this hook,
+        # and lost again.
+        _thread.start_new_thread(_thread.interrupt_main, ())
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def main() -> int:
@@ -24,6 +36,9 @@ def main() -> int:
     the command's exit code, not killed by the signal.
     """
     try:
+        sys.unraisablehook = _interrupt_again
+        import signal
+
         from ef.evaluation.cli import main as run_command
 
         code = run_command()
