@@ -151,7 +151,11 @@ def import_graph(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
     return {name: imports_of(name, modules) for name in modules}
 
 
-GRAPH = import_graph(MODULES)
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """The import graph of the package's modules, made once, by the first test that reads it
+    (not by each test worker's collection)."""
+    return import_graph(MODULES)
 
 
 def position(name: str) -> tuple[int, int]:
@@ -205,13 +209,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_lazy_and_string_imports():
     # Function-level imports and import_module strings are edges too, or cycles could hide.
-    assert "ef._indexing" in GRAPH["ef.source_manager"]  # inside ingest()
-    assert "ef.evaluation._running.runner" in GRAPH["ef.evaluation._running.driver"]
-    assert "ef.evaluation._builtins.metrics" in GRAPH["ef.evaluation._builtins"]
+    assert "ef._indexing" in graph()["ef.source_manager"]  # inside ingest()
+    assert "ef.evaluation._running.runner" in graph()["ef.evaluation._running.driver"]
+    assert "ef.evaluation._builtins.metrics" in graph()["ef.evaluation._builtins"]
 
 
 def test_no_import_cycle():
-    assert cycles(GRAPH) == []
+    assert cycles(graph()) == []
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -225,7 +229,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_no_import_from_a_lower_layer_to_a_higher_one():
-    assert upward_imports(GRAPH) == []
+    assert upward_imports(graph()) == []
 
 
 def test_the_cycle_and_layer_checks_see_a_planted_fault_in_a_source_tree(tmp_path):
@@ -265,7 +269,7 @@ def test_every_module_has_a_layer_and_every_layer_package_a_docstring():
 def test_the_plugin_host_depends_only_on_hookspecs_and_registry_types():
     own = {
         target
-        for target in GRAPH["ef.evaluation._plugins.host"]
+        for target in graph()["ef.evaluation._plugins.host"]
         if target.startswith(PACKAGE + ".")
     }
     assert own <= {
@@ -278,7 +282,7 @@ def test_the_plugin_host_depends_only_on_hookspecs_and_registry_types():
 
 
 def test_readers_and_adapters_never_import_the_plugin_host():
-    for name, targets in GRAPH.items():
+    for name, targets in graph().items():
         if name.startswith(("ef.evaluation._io", "ef.evaluation._running.adapters")):
             assert not {t for t in targets if t.startswith("ef.evaluation._plugins")}, name
 
@@ -286,7 +290,7 @@ def test_readers_and_adapters_never_import_the_plugin_host():
 def test_the_cli_imports_nothing_private():
     private = [
         f"{importer} -> {target}"
-        for importer, targets in sorted(GRAPH.items())
+        for importer, targets in sorted(graph().items())
         if importer.startswith(PACKAGE + ".cli")
         for target in sorted(targets)
         if target.startswith(PACKAGE + "._")
@@ -379,7 +383,7 @@ def scoring_in_plugins(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_host_rule_sees_a_planted_import():
-    planted = {name: set(targets) for name, targets in GRAPH.items()}
+    planted = {name: set(targets) for name, targets in graph().items()}
     planted["ef.evaluation._running.driver"].add("ef.evaluation._plugins")
     planted["ef.evaluation._fusion._compiled"].add("ef.evaluation._plugins.active")
     planted["ef.evaluation._plugins.registry"].add("ef.evaluation._scoring.notation")
@@ -394,14 +398,14 @@ def test_the_host_rule_sees_a_planted_import():
 
 
 def test_only_the_public_entry_points_import_the_plugin_host():
-    assert host_askers(GRAPH) == []
-    assert ENTRY_POINTS <= set(GRAPH)  # a renamed entry point must be renamed here too
+    assert host_askers(graph()) == []
+    assert ENTRY_POINTS <= set(graph())  # a renamed entry point must be renamed here too
     for name in ENTRY_POINTS:  # and each still asks the host, or it is no entry point
-        assert GRAPH[name] & HOST_MODULES, name
+        assert graph()[name] & HOST_MODULES, name
 
 
 def test_the_plugin_package_imports_nothing_of_scoring_even_indirectly():
-    assert scoring_in_plugins(GRAPH) == []
+    assert scoring_in_plugins(graph()) == []
 
 
 def test_the_builtin_plugin_name_is_written_once_in_src():

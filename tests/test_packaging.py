@@ -197,29 +197,31 @@ def plugin_project(plugin: Path) -> dict[str, Any]:
     return dict(tomllib.loads((plugin / "pyproject.toml").read_text(encoding="utf-8"))["project"])
 
 
-@pytest.fixture(scope="module", params=PLUGINS, ids=lambda path: path.name)
-def plugin_wheel(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, Path]:
-    """Each plugin's wheel, built as a user's ``pip wheel`` builds it, from a copy of its folder
-    in this checkout without what earlier builds and editable installs left there."""
-    plugin: Path = request.param
-    wheels = tmp_path_factory.mktemp("plugin-wheels")
-    source = tmp_path_factory.mktemp("plugin-source") / plugin.name
-    shutil.copytree(
-        plugin,
-        source,
-        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so", ".*"),
+@pytest.fixture(scope="module")
+def plugin_wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every plugin's wheel by its distribution's name, built as a user's ``pip wheel`` builds
+    them (one call for all), from copies of their folders in this checkout without what earlier
+    builds and editable installs left there."""
+    sources = tmp_path_factory.mktemp("plugin-sources")
+    for plugin in PLUGINS:
+        shutil.copytree(
+            plugin,
+            sources / plugin.name,
+            ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so", ".*"),
+        )
+    wheels = build_wheels(
+        None, [sources / plugin.name for plugin in PLUGINS], tmp_path_factory.mktemp("wheels")
     )
-    [wheel] = build_wheels(None, [source], wheels)
-    return plugin, wheel
+    assert len(wheels) == len(PLUGINS), wheels
+    return {wheel_metadata(wheel)[0]["Name"]: wheel for wheel in wheels}
 
 
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda path: path.name)
 def test_each_plugin_wheel_carries_its_package_entry_point_and_licence(
-    plugin_wheel: tuple[Path, Path],
+    plugin: Path, plugin_wheels: dict[str, Path]
 ) -> None:
-    plugin, wheel = plugin_wheel
     project = plugin_project(plugin)
+    wheel = plugin_wheels[project["name"]]
     metadata, info = wheel_metadata(wheel)
     assert metadata["Name"] == project["name"]
     assert metadata["Version"] == project["version"]
