@@ -11,11 +11,14 @@ runs; the ratio ef / floor is the target (≤ 1.3). The model is the packaged al
     python benchmarks/bench_dense.py --queries 300 --repeats 5
     EF_DENSE_BACKEND=numpy python benchmarks/bench_dense.py --queries 300
     python benchmarks/bench_dense.py --encoders 300 64   # the backends side by side
+    python benchmarks/bench_dense.py --encoders 0 64 --threads 1 default --no-torch
 
 ``--encoders Q D`` times the encoders alone instead: the numpy backend and, when it is
 installed, sentence-transformers, each encoding Q generated queries and the corpus's first D
 documents in batches of 64 (wall and CPU seconds, medians of the runs, taken in turns so that
 the load of the machine falls on both alike), and the least cosine between their embeddings.
+``--threads`` runs the numpy backend once per value given, on that many BLAS threads
+(``default``: as many as numpy starts with); ``--no-torch`` leaves sentence-transformers out.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 import numpy
 
+from ef._bert_numpy import ENCODER_THREADS
 from ef.evaluation import evaluate_retrieval, read_beir
 from ef.source_manager import ingest, load_index
 
@@ -63,23 +67,36 @@ def ours(index: Any, queries: dict[str, str], corpus: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def encoders(corpus: dict[str, str], queries: int, documents: int, repeats: int) -> None:
+def encoders(
+    corpus: dict[str, str],
+    queries: int,
+    documents: int,
+    repeats: int,
+    threads: list[int | None],
+    torch: bool,
+) -> None:
     """The backends' encoding times side by side, and how far apart their embeddings are."""
     from ef._bert_numpy import NumpyBertEncoder
     from ef._encoding import resolve_model
 
     folder = resolve_model("all-MiniLM-L6-v2")
-    backends: dict[str, Any] = {"numpy": NumpyBertEncoder(folder)}
+    backends: dict[str, Any] = {
+        f"numpy, {count or 'default'} BLAS threads": NumpyBertEncoder(folder, threads=count)
+        for count in threads
+    }
     try:
+        if not torch:
+            raise ImportError
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        print("sentence-transformers is not installed: the numpy backend alone")
+        print("sentence-transformers left out: the numpy backend alone")
     else:
         backends["sentence-transformers"] = SentenceTransformer(str(folder), device="cpu")
     sets = {
         f"{queries} queries": list(generated_queries(corpus, queries).values()),
         f"{documents} documents": list(corpus.values())[:documents],
     }
+    sets = {name: texts for name, texts in sets.items() if texts}
     for name, texts in sets.items():
         wall: dict[str, list[float]] = {backend: [] for backend in backends}
         cpu: dict[str, list[float]] = {backend: [] for backend in backends}
@@ -107,10 +124,20 @@ def main() -> None:
     parser.add_argument("--queries", type=int, nargs="+", default=[300, 3000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--encoders", type=int, nargs=2, metavar=("QUERIES", "DOCUMENTS"))
+    parser.add_argument(
+        "--threads",
+        nargs="+",
+        default=[str(ENCODER_THREADS)],
+        type=str,
+        help="the numpy backend's BLAS threads, one run per value (default: the encoder's own)",
+    )
+    parser.add_argument("--no-torch", action="store_true")
     arguments = parser.parse_args()
     corpus, _, _ = read_beir("builtin:stdlib-docs")
     if arguments.encoders is not None:
-        encoders(corpus, *arguments.encoders, arguments.repeats)
+        threads = [None if value == "default" else int(value) for value in arguments.threads]
+        queries, documents = arguments.encoders
+        encoders(corpus, queries, documents, arguments.repeats, threads, not arguments.no_torch)
         return
     with tempfile.TemporaryDirectory() as folder:
         ingest(corpus, embedder="st:all-MiniLM-L6-v2", index_dir=folder)

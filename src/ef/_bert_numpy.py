@@ -9,13 +9,24 @@ pooling (all-MiniLM-L6-v2 and its kind), to float32 rounding (cosine >= 0.9999 a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NumpyBertEncoder"]
+__all__ = ["ENCODER_THREADS", "NumpyBertEncoder"]
+
+ENCODER_THREADS = 1
+"""The BLAS threads the encoder's matrix products run on, set with ``threadpoolctl`` around
+:meth:`NumpyBertEncoder.encode` alone (the rest of the process keeps its own setting).
+
+One, by measurement (``benchmarks/bench_dense.py --encoders``; figures in
+``benchmarks/README.md``): on a machine busy with other work, BLAS threads that wait on each
+other for a core cost several times their work, and on an idle one a second thread gains little
+on matrices this small."""
 
 _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.3275911)
 
@@ -101,13 +112,19 @@ class NumpyBertEncoder:
 
     :param folder: the model's folder (``config.json``, ``model.safetensors``,
         ``tokenizer.json``, ``modules.json``, ``1_Pooling/config.json``).
-    :raises ImportError: naming the ``dense-lite`` extra when tokenizers or safetensors is
-        missing.
+    :param threads: the BLAS threads :meth:`encode` runs on (:data:`ENCODER_THREADS`);
+        ``None`` leaves them as the process has them.
+    :raises ImportError: naming the ``dense-lite`` extra when tokenizers, safetensors or
+        threadpoolctl is missing.
     :raises ValueError: for a model this backend does not run (another architecture or pooling).
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, threads: int | None = ENCODER_THREADS) -> None:
         self._numpy = numpy = _require("numpy")
+        self._threads = threads
+        self._controller = (
+            None if threads is None else _require("threadpoolctl").ThreadpoolController()
+        )
         tokenizers = _require("tokenizers")
         safetensors = _require("safetensors.numpy")
         root = Path(folder)
@@ -241,9 +258,22 @@ class NumpyBertEncoder:
         sentence-transformers does: texts of like length share a batch, so little of the work
         is on padding. A batch also ends where the texts
         get shorter than half its longest one, so that at most half of a batch is padding. The
-        rows come back in the order of ``texts``."""
+        rows come back in the order of ``texts``. The matrix products run on the encoder's
+        ``threads`` BLAS threads, the process's setting restored on return."""
+        with self._blas_threads():
+            return self._encode(list(texts), batch_size, normalize_embeddings)
+
+    @contextlib.contextmanager
+    def _blas_threads(self) -> Iterator[None]:
+        if self._controller is None:
+            yield
+            return
+        with self._controller.limit(limits=self._threads, user_api="blas"):
+            yield
+
+    def _encode(self, texts: list[str], batch_size: int, normalize_embeddings: bool) -> Any:
         numpy = self._numpy
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self._tokenizer.encode_batch(texts)
         lengths = numpy.array([len(e.ids) for e in encodings], dtype=numpy.int64)
         order = numpy.argsort(-lengths, kind="stable")
         rows = []
