@@ -1,7 +1,8 @@
 """What ``ef-eval demo``, ``retrieval`` and ``run`` print, piped, logged or on a terminal.
 
-Off a terminal a table is laid out for 80 columns (``COLUMNS``), never wrapped: a table too
-wide turns (metrics down the side) or is cut into blocks of columns. Each test reads the table
+Off a terminal a table is laid out for 80 columns (``COLUMNS``), no number or word broken: a
+table too wide turns (metrics down the side) or is cut into blocks of columns, and text wraps
+between its words. Each test reads the table
 back cell by cell and checks it against the command's own ``--format json``, the report at full
 precision; ``--format tsv`` and ``csv`` are read back with the ``csv`` module.
 """
@@ -162,6 +163,53 @@ def test_columns_in_the_environment_sets_the_piped_width() -> None:
     report = json.loads(piped("demo", "--format", "json"))
     assert cells(text, labels=1) == {
         ("bm25",): {key: four(v) for key, v in report["metrics"].items()}
+    }
+
+
+def wrapped_cells(text: str) -> dict[str, dict[str, list[str]]]:
+    """Every cell of a plain table of text, its lines wrapped and its columns in blocks
+    repeating the first: ``{first column: {column: the cell's words}}``. A column starts where
+    its name starts in the header; a line with nothing in the first column goes on its row."""
+    found: dict[str, dict[str, list[str]]] = {}
+    lines = text.splitlines()[2:]
+    while lines:
+        header, rule, *rest = lines
+        assert BOX_RULE.match(rule), rule
+        end = rest.index("") if "" in rest else len(rest)
+        names = header.split()
+        starts = [header.index(f" {name}") + 1 for name in names]
+        row: dict[str, list[str]] = {}
+        for line in rest[:end]:
+            parts = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+            if parts[0]:
+                row = found.setdefault(parts[0], {})
+            for name, part in zip(names[1:], parts[1:], strict=True):
+                row.setdefault(name, []).extend(part.split())
+        lines = rest[end + 1 :]
+    return found
+
+
+@pytest.mark.parametrize("columns", [None, "120"])
+def test_metrics_piped_wraps_its_text_to_the_width_without_breaking_a_word(columns) -> None:
+    env = ENV if columns is None else {**ENV, "COLUMNS": columns}
+    text = piped("metrics", env=env)
+    assert max(map(len, text.splitlines())) <= int(columns or 80)
+    measures = json.loads(piped("metrics", "--format", "json"))
+    fields = {
+        "notations": "notations",
+        "parameters": "parameters",
+        "definition": "description",
+        "aggregation": "aggregation",
+        "source": "source",
+    }
+    assert wrapped_cells(text) == {
+        measure["name"]: {
+            column: " ".join(measure[field]).split()
+            if isinstance(measure[field], list)
+            else measure[field].split()
+            for column, field in fields.items()
+        }
+        for measure in measures
     }
 
 

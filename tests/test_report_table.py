@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.cells import cell_len
 
 from ef.evaluation.extending import Figure, Table
 
@@ -60,6 +62,27 @@ def test_a_column_of_numbers_is_right_aligned_in_every_writer():
         "  bm25   0.5000   +0.1000†",
         "  x          12          -",
     ]
+
+
+prose = st.lists(st.text(st.sampled_from("ab.é漢"), min_size=1, max_size=12), max_size=8)
+
+
+@given(
+    st.lists(st.tuples(prose, prose, st.floats(0, 1)), min_size=1, max_size=4),
+    st.integers(10, 60),
+)
+def test_text_laid_out_for_a_width_wraps_between_words_and_never_breaks_one(rows, width):
+    table = Table(
+        "t", ["name", "about", "score"], [(" ".join(a), " ".join(b), x) for a, b, x in rows]
+    )
+    text = table.to_text(width)
+    narrowest = sum(table.word_widths()) + 3 * 3 + 1
+    assert max(cell_len(line) for line in text.splitlines()) <= max(width, narrowest)
+    shown = Counter(text.replace("─", " ").split())
+    words = [*table.columns, *(w for a, b, x in rows for w in (*a, *b, f"{x:.4f}"))]
+    assert shown == Counter(words)
+    if width >= table.natural_width():
+        assert text == table.to_text()
 
 
 def test_a_row_of_the_wrong_length_is_refused():

@@ -1,8 +1,9 @@
 """The one table model: rows under named columns, and its one writer per format.
 
 Every table the library and ``ef-eval`` show is a :class:`Table`: the terminal (plain text at
-its natural width, or a rich table for a console), Markdown, CSV and TSV, each with one
-escaping rule. Rich draws the terminal's; it is imported only when a terminal table is drawn.
+its natural width or laid out for a width, or a rich table for a console), Markdown, CSV and
+TSV, each with one escaping rule. Rich draws the terminal's; it is imported only when a
+terminal table is drawn.
 """
 
 from __future__ import annotations
@@ -121,6 +122,23 @@ class Table:
             for i in range(len(self.columns))
         ]
 
+    def word_widths(self) -> list[int]:
+        """Each column's narrowest width in terminal cells that breaks no word and no number:
+        its longest word (of its name and cells), its widest number for a column of numbers.
+
+        >>> Table("t", ["run", "about"], [["bm25", "a lexical baseline"]]).word_widths()
+        [4, 8]
+        """
+        from rich.cells import cell_len
+
+        texts = [list(self.columns), *self.texts(missing=_MISSING)]
+        return [
+            width
+            if self.numeric(i)
+            else max(cell_len(word) for row in texts for word in (row[i].split() or [""]))
+            for i, width in enumerate(self.widths())
+        ]
+
     def natural_width(self) -> int:
         """The width in cells the table needs to show every cell on one line.
 
@@ -159,9 +177,13 @@ class Table:
             )
         return rich_table
 
-    def to_text(self) -> str:
-        """The table as plain text at its natural width (no title): no cell is ever wrapped,
-        no colour, a missing value shown as ``-``.
+    def to_text(self, width: int | None = None) -> str:
+        """The table as plain text (no title, no colour, a missing value shown as ``-``), at
+        its natural width, or laid out for ``width`` cells when it is wider than that.
+
+        Laid out for a width, the text of a cell wraps between its words, as on a terminal; a
+        number and a word (a name, a notation) are never broken, so a table whose numbers and
+        longest words do not fit keeps lines longer than ``width``.
 
         >>> print(Table("t", ["run", "ndcg@10"], [["bm25", 0.63093], ["x", None]]).to_text())
           run    ndcg@10
@@ -169,14 +191,35 @@ class Table:
           bm25    0.6309
           x            -
         <BLANKLINE>
+        >>> table = Table("t", ["run", "about"], [["bm25", "a lexical baseline, tuned"]])
+        >>> print(table.to_text(width=26))
+          run    about
+         ────────────────────────
+          bm25   a lexical
+                 baseline, tuned
+        <BLANKLINE>
         """
         from rich.console import Console
 
+        natural = self.natural_width()
+        rich_table = self.to_rich()
+        layout = natural
+        if width is not None and width < natural:
+            # The widest column is narrowed, one cell at a time, down to its longest word:
+            # rich's own narrowing does not stop there, and would break words.
+            widths, floors = self.widths(), self.word_widths()
+            around = natural - sum(widths)  # padding and rules
+            while sum(widths) + around > width:
+                narrowable = [(w, i) for i, w in enumerate(widths) if w > floors[i]]
+                if not narrowable:
+                    break
+                widths[max(narrowable)[1]] -= 1
+            for column, fixed in zip(rich_table.columns, widths, strict=True):
+                column.width = fixed
+            layout = sum(widths) + around
         buffer = io.StringIO()
-        plain = Console(
-            file=buffer, force_terminal=False, color_system=None, width=self.natural_width()
-        )
-        plain.print(self.to_rich())
+        plain = Console(file=buffer, force_terminal=False, color_system=None, width=layout)
+        plain.print(rich_table)
         # rich pads every line to the table's width and frames the table with blank lines.
         lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
         while lines and not lines[-1]:

@@ -6,7 +6,8 @@ with rows and columns swapped (metrics down the side) when that fits, and otherw
 of columns, each repeating the label columns, as pandas prints a wide frame. On a terminal the
 width is the window's and the table gets colours. Anywhere else (a pipe, a log, a file) it is
 plain text, never coloured whatever ``FORCE_COLOR`` says, laid out for ``COLUMNS`` (80 when
-unset) and printed at its natural width: no line of it is ever wrapped or cut, so a label too
+unset): the text of a cell wraps between its words, a table of text alone too wide even so is
+shown in blocks of columns too, and no number or word is ever broken or cut, so a label too
 long for that width makes its lines longer instead. Machines read ``--format tsv``, ``csv`` or
 ``json``.
 """
@@ -111,21 +112,31 @@ def column_blocks(table: Table, width: int) -> list[Table]:
 
     The leading label (non-number) columns are repeated in every block, and the first column
     always is a label, even of numbers (``rag --per-query``'s line numbers). A table whose
-    labels alone do not leave room for one number column, or that has no number column, is
-    returned whole (its text columns can wrap).
+    labels alone do not leave room for one number column is returned whole (its text columns
+    wrap). A table with no number column is returned whole when its text fits by wrapping
+    between words, else its columns after the first are split into blocks that fit so (a
+    block of one column whose words are too long for ``width`` is as wide as they need).
 
     >>> table = Table("t", ["run", "a", "b", "c"], [["bm25", 0.1, 0.2, 0.3]])
     >>> [block.columns for block in column_blocks(table, 26)]
     [('run', 'a', 'b'), ('run', 'c')]
+    >>> words = Table("t", ["name", "about", "source"], [["ndcg", "normalised DCG", "ef"]])
+    >>> [block.columns for block in column_blocks(words, 22)]
+    [('name', 'about'), ('name', 'source')]
     """
     if natural_width(table) <= width:
         return [table]
     labels = 1
     while labels < len(table.columns) and not table.numeric(labels):
         labels += 1
-    if labels == len(table.columns):
-        return [table]
-    widths = [w + 3 for w in table.widths()]
+    text_only = labels == len(table.columns)
+    if text_only:
+        labels = 1
+        widths = [w + 3 for w in table.word_widths()]
+        if sum(widths) + 1 <= width or len(table.columns) < 3:
+            return [table]
+    else:
+        widths = [w + 3 for w in table.widths()]
     base = sum(widths[:labels]) + 1
     blocks: list[list[int]] = [[]]
     used = base
@@ -135,7 +146,8 @@ def column_blocks(table: Table, width: int) -> list[Table]:
             used = base
         blocks[-1].append(i)
         used += widths[i]
-    if any(base + widths[block[0]] > width for block in blocks if len(block) == 1):
+    too_wide = any(base + widths[block[0]] > width for block in blocks if len(block) == 1)
+    if too_wide and not text_only:
         return [table]
     return [
         Table(
@@ -195,7 +207,7 @@ def print_table(
             console.print(caption, markup=False, highlight=False)
         return
     width = plain_width()
-    blocks = [block.to_text() for block in fitted(table, width)]
+    blocks = [block.to_text(width) for block in fitted(table, width)]
     stream.write(table.title + "\n\n" + "\n".join(blocks))
     if caption:
         widest = max(cell_len(line) for block in blocks for line in block.splitlines())
