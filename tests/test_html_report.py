@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -530,6 +531,39 @@ def test_retrieval_passes_its_dataset_and_saved_run_to_the_page(tmp_path, monkey
     )
     assert _data(again)["drilldowns"] == data["drilldowns"]
     assert _data(again)["snippets"] == data["snippets"]
+
+
+def test_retrieval_gives_the_page_its_drill_down_without_save_run(tmp_path, monkeypatch):
+    from ef.evaluation import write_beir
+
+    corpus = {"d1": "Sort the items of a list.", "d2": "Open a file.", "d3": "A sorted copy."}
+    qrels = {"q1": {"d1": 2.0, "d3": 1.0}, "q2": {"d2": 1.0}}
+    write_beir(tmp_path / "tiny", corpus, {"q1": "sort a list", "q2": "open a file"}, qrels)
+    name = f"html_retriever_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(
+        "def search(query, *, limit=10):\n"
+        "    return {'sort a list': ['d2', 'd1'], 'open a file': ['d2']}[query][:limit]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scratch = tmp_path / "scratch"  # where the rankings are kept until the page is written
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    done = _ef_eval(
+        tmp_path, "retrieval", "tiny", "--retriever", f"{name}:search", "--html", "page.html",
+        "--no-progress", "-o", "out.txt",
+    )  # fmt: skip
+    sys.modules.pop(name, None)
+    assert done.returncode == 0, done.stderr
+    data = _data(tmp_path / "page.html")
+    assert data["drilldowns"]["q1"]["ranked"] == [["d2", None], ["d1", 2.0]]
+    assert data["drilldowns"]["q1"]["missed"] == [["d3", 1.0, None]]
+    assert data["drilldowns"]["q2"]["ranked"] == [["d2", 1.0]]
+    assert list(scratch.iterdir()) == []
+    assert sorted(path.name for path in tmp_path.iterdir() if path.is_file()) == [
+        f"{name}.py",
+        "out.txt",
+        "page.html",
+    ]
 
 
 def test_to_html_without_a_registered_writer_says_so(tmp_path, report, monkeypatch):

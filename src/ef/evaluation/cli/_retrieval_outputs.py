@@ -22,6 +22,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ef.evaluation import (
     IncompleteEvaluationWarning,
@@ -33,6 +34,9 @@ from ef.evaluation import (
 )
 from ef.evaluation.cli._common import CliError
 
+if TYPE_CHECKING:
+    from ef.evaluation import Run
+
 __all__ = ["FAILURES_SHOWN", "RunJournal", "warn_failures"]
 
 FAILURES_SHOWN = 5
@@ -42,15 +46,18 @@ _MESSAGE_WIDTH = 160
 
 class RunJournal:
     """The journal an evaluation writes: the user's ``--journal``, or a temporary one when only
-    ``--save-run`` needs it (removed once the run file is written).
+    ``--save-run`` or the page's drill-down needs it (removed once they are written).
 
     :param journal: ``--journal``, or None.
     :param save_run: ``--save-run``, or None.
+    :param rankings: whether the rankings are wanted (``--html``'s drill-down).
     """
 
-    def __init__(self, journal: str | None, save_run: str | None) -> None:
+    def __init__(
+        self, journal: str | None, save_run: str | None, *, rankings: bool = False
+    ) -> None:
         self.temporary_folder: str | None = None
-        if journal is None and save_run is not None:
+        if journal is None and (save_run is not None or rankings):
             self.temporary_folder = tempfile.mkdtemp(prefix="ef-eval-")
             journal = os.path.join(self.temporary_folder, "journal.jsonl")
         self.path = journal
@@ -86,19 +93,26 @@ class RunJournal:
                     print(f"ef-eval: {self.hint()}", file=sys.stderr)
             raise
 
-    def write_run(self, tag: str) -> None:
-        """Write ``--save-run`` from the journal (after the report was written).
+    def rankings(self, tag: str) -> Run | None:
+        """The rankings the journal holds, as a run (None without a journal)."""
+        if self.path is None:
+            return None
+        with tempfile.TemporaryDirectory(prefix="ef-eval-") as folder:
+            trec = os.path.join(folder, "run.txt")
+            journal_to_trec_run(self.path, trec, tag=tag)
+            return read_trec_run(trec)
+
+    def write_run(self, tag: str, run: Run | None = None) -> None:
+        """Write ``--save-run`` from the journal, or from its ``run`` already read (after the
+        report was written).
 
         :raises CliError: naming the run file and where the rankings are kept.
         """
         if self.save_run is None or self.path is None:
             return
         try:
-            with tempfile.TemporaryDirectory(prefix="ef-eval-") as folder:
-                # The journal gives a TREC run; the file is written in the format of its name.
-                trec = os.path.join(folder, "run.txt")
-                journal_to_trec_run(self.path, trec, tag=tag)
-                write_run(self.save_run, read_trec_run(trec), tag=tag)
+            # The file is written in the format of its name.
+            write_run(self.save_run, run or self.rankings(tag) or {}, tag=tag)
         except (OSError, ValueError) as error:
             if isinstance(error, OSError) and error.strerror:
                 reason = error.strerror

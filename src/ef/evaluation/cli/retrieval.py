@@ -27,7 +27,6 @@ from ef.evaluation import (
     RetrievalEvalReport,
     evaluate_retrieval,
     read_dataset,
-    read_run,
     redact_url,
     registry,
     resolve_builtin,
@@ -174,7 +173,7 @@ def add_parser(subparsers: Subparsers) -> None:
     add_interval_options(parser)
     add_groups_option(parser)
     add_output_options(parser)
-    add_html_option(parser, "with --save-run, the per-query drill-down")
+    add_html_option(parser, "with the per-query drill-down")
     parser.set_defaults(handler=handle)
 
 
@@ -227,7 +226,7 @@ def handle(args: argparse.Namespace) -> int:
     except FileExistsError as error:
         raise CliError(f"--index-dir: {error}", exit_code=EXIT_USAGE) from error
     options = retrieval_options(args)
-    journal = RunJournal(args.journal, args.save_run)
+    journal = RunJournal(args.journal, args.save_run, rankings=args.html is not None)
     with journal.evaluating(), progress_bar(show=show) as bar, warnings.catch_warnings():
         # Not a terminal: plain progress lines from the library, unless --no-progress.
         progress = bar if show else not args.no_progress
@@ -256,14 +255,17 @@ def handle(args: argparse.Namespace) -> int:
         if journal.path is None:
             raise
         raise CliError(f"{error}; {journal.hint()}") from error
-    journal.write_run(tag=_run_tag(redact_url(args.retriever)))
+    tag = _run_tag(redact_url(args.retriever))
+    run = journal.rankings(tag) if args.html else None
+    journal.write_run(tag, run)
     if args.html:
-        run = None if args.save_run is None else {args.retriever: read_run(args.save_run)}
+        runs = None if run is None else {args.retriever: run}
         reports = {args.retriever: report}
         title = redact_url(system)
         runs_html(
-            args.html, reports, runs=run, qrels=qrels, title=title, corpus=corpus, queries=queries
+            args.html, reports, runs=runs, qrels=qrels, title=title, corpus=corpus, queries=queries
         )
+    journal.discard()
     report_finished(args, "retrieval", {args.retriever: report}, dataset=args.dataset)
     return 0
 
