@@ -249,7 +249,8 @@ def test_every_evaluating_command_logs_its_reports_with_mlflow(cli_settings, inp
     runs = _runs(client, "cli", "run")
     assert sorted(runs) == ["bm25.txt", "dense.txt"]
     for name, run in runs.items():
-        assert run.data.tags["ef.dataset"] == qrels
+        assert run.data.tags["ef.dataset"] == "qrels.txt"
+        assert run.data.tags["ef.dataset_source"] == qrels
         for key, mean in written[name]["metrics"].items():
             assert run.data.metrics[key.replace("@", "_at_")] == mean
         assert read_report(f"mlflow:{run.info.run_id}").metrics == written[name]["metrics"]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ef.evaluation import ComparisonReport, SuiteReport, redact_url
+from ef.evaluation import ComparisonReport, SuiteDataset, SuiteReport, redact_url
 from ef_evaluation_mlflow._logging import fetch_report, log_report
 from ef_evaluation_mlflow._tracker import DEFAULT_TIMEOUT, ENV_TIMEOUT
 
@@ -89,6 +89,15 @@ def finished(
     if not getattr(args, "mlflow", False):
         return
     tags = {"ef.command": command}
+    source = details.get("dataset")
+    dataset = None
+    if source is not None:
+        # Named as a suite names its datasets (a folder's or a bundled dataset's name, an
+        # ir_datasets id as it is); the path as typed, relative to where the command ran, is
+        # kept beside it.
+        reader = getattr(args, "reader", None) if command == "retrieval" else None
+        dataset = SuiteDataset(source, reader=reader or "beir").name
+        tags["ef.dataset_source"] = redact_url(source)
     files: dict[str, str] = {}
     check_report = details.get("check_report")
     if check_report is not None:
@@ -104,7 +113,7 @@ def finished(
             # A comparison or a suite is named after its systems ("comparison of bm25.txt,
             # dense.txt", "suite of bm25, dense on scifact, nfcorpus").
             run_name=None if isinstance(report, ComparisonReport | SuiteReport) else name,
-            dataset=details.get("dataset"),
+            dataset=dataset,
             tags=tags,
             html=html,
             files=files,
