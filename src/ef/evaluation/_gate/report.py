@@ -12,6 +12,7 @@ import attrs
 from ef.evaluation._gate.rules import GateRule, rule_from_json
 from ef.evaluation._report.fields import (
     JsonReport,
+    built,
     checked,
     count,
     finite,
@@ -53,7 +54,7 @@ class RuleResult(JsonReport):
     :param reason: why the rule passed or failed, in one sentence.
     """
 
-    rule: GateRule = attrs.field(metadata=checked(rule_from_json))
+    rule: GateRule = attrs.field(metadata=checked(built(GateRule, rule_from_json)))
     verdict: str = attrs.field(
         validator=attrs.validators.in_((PASS, FAIL)), metadata=checked(string)
     )

@@ -16,6 +16,7 @@ from ef.evaluation._report.fields import (
     finite,
     object_,
     optional,
+    reading_json,
     string,
     structure,
 )
@@ -325,6 +326,11 @@ RULES: dict[str, type[GateRule]] = {
 def rule_from_json(value: Any, where: str) -> GateRule:
     """The rule of a JSON object (a rule's :meth:`~GateRule.to_dict`), of the class its
     ``kind`` names, every field checked; ``where`` names its place in a larger value."""
+    with reading_json():
+        return _rule_from_json(value, where)
+
+
+def _rule_from_json(value: Any, where: str) -> GateRule:
     data = object_(value, where or "the rule")
     prefix = f"{where}." if where else ""
     if "kind" not in data:

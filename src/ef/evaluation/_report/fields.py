@@ -1,20 +1,28 @@
-"""Reports to and from JSON through attrs: ``attrs.asdict`` out, one checked ``structure`` in.
+"""Report fields checked where a report is made, and reports to and from JSON through attrs.
 
-A saved report is input like any other: :func:`structure` checks every field before building
-the report, so a damaged file (a string where a number belongs, ``null`` for a mean, a number
-that overflowed to infinity) is refused with a message naming the field, instead of becoming
-a report that fails later or prints a wrong number. Each field names its checker next to its
-declaration (:func:`checked`); a checker returns the value (ints stay ints, so a report
-round-trips exactly; a nested report class is built) and raises :class:`TypeError` for a value
-of the wrong JSON type, :class:`ValueError` for a wrong value. :class:`JsonReport` gives every
-report the same ``to_dict``/``from_dict``/``to_json``/``from_json``.
+Each field names its checker next to its declaration (:func:`checked`). A report built in code
+is checked as strictly as one read from JSON: :class:`JsonReport` runs every field's checker
+when the report is made (``__attrs_post_init__``, after the converters), so ``NaN`` for a mean
+or ``-3`` queries is refused with the report class, the field, the key and the value, instead of
+becoming a report that fails later (in ``to_json``) or prints a wrong number.
+
+A saved report is input like any other: :func:`structure` checks every field of the JSON
+before building the report (a string where a number belongs, ``null`` for a mean, a number that
+overflowed to infinity), and the report it builds is not checked a second time. A checker
+returns the value (ints stay ints, so a report round-trips exactly; a nested report class is
+built from JSON) and raises :class:`TypeError` for a value of the wrong type,
+:class:`ValueError` for a wrong value. :class:`JsonReport` gives every report the same
+``to_dict``/``from_dict``/``to_json``/``from_json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextvars import ContextVar
+from itertools import chain
 from typing import Any, Self
 
 import attr
@@ -25,6 +33,8 @@ from ef.evaluation._json import json_type, loads_strict
 __all__ = [
     "Checker",
     "JsonReport",
+    "built",
+    "check_fields",
     "checked",
     "count",
     "finite",
@@ -34,6 +44,7 @@ __all__ = [
     "nested",
     "object_",
     "optional",
+    "reading_json",
     "string",
     "structure",
 ]
@@ -41,16 +52,51 @@ __all__ = [
 Checker = Callable[[Any, str], Any]
 """Checks a value found at a place (such as ``"per_query['q1']"``) and returns it."""
 
+_READING_JSON: ContextVar[bool] = ContextVar("ef_evaluation_reading_json", default=False)
+"""True while :func:`structure` builds a report from JSON: its checkers name a value's JSON
+type, and the reports it builds skip :func:`check_fields` (it checked their fields already)."""
+
+_EVERY: dict[Checker, Callable[[Collection[Any]], bool]] = {}
+"""For a checker of plain values, a test at C speed that every one of many values passes it.
+Every report made is checked, and a report's per-query values checked one by one, each with
+its place for the message, would cost more than making the report; when the test says no, the
+checker goes value by value to name the first wrong one."""
+
+
+@contextlib.contextmanager
+def reading_json() -> Iterator[None]:
+    """Within: values are checked as JSON (a message names a value's JSON type), and the
+    reports built skip :func:`check_fields`, their JSON having been checked field by field."""
+    token = _READING_JSON.set(True)
+    try:
+        yield
+    finally:
+        _READING_JSON.reset(token)
+
 
 def _wrong_type(value: Any, where: str, expected: str) -> TypeError:
-    return TypeError(f"{where} is a JSON {json_type(value)}; expected {expected}")
+    if _READING_JSON.get():
+        return TypeError(f"{where} is a JSON {json_type(value)}; expected {expected}")
+    shown = "None" if value is None else f"{value!r:.80} (a {type(value).__name__})"
+    return TypeError(f"{where} is {shown}; expected {expected}")
+
+
+def _every_finite(values: Collection[Any]) -> bool:
+    # A sum is finite only when every term is (an infinity or a NaN makes it infinite or NaN);
+    # one that overflows leaves the values to the checker.
+    if not set(map(type, values)) <= {float, int}:
+        return False
+    try:
+        return math.isfinite(sum(values))
+    except OverflowError:
+        return False
 
 
 def finite(value: Any, where: str) -> float:
     """A finite number (an int or a float, never a bool or a string)."""
     if type(value) is bool or not isinstance(value, int | float):
         raise _wrong_type(value, where, "a number")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{where} is {value}; expected a finite number")
     return value
 
@@ -85,44 +131,84 @@ def object_(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+_EVERY[finite] = _every_finite
+_EVERY[count] = lambda values: set(map(type, values)) <= {int} and min(values, default=0) >= 0
+_EVERY[string] = lambda values: set(map(type, values)) <= {str}
+
+
+def _joined(values: Collection[Any], kind: type | tuple[type, ...]) -> list[Any] | None:
+    """The items of every collection in ``values`` (mappings give their values), one list; None
+    if one of ``values`` is not a ``kind``."""
+    if not all(issubclass(each, kind) for each in set(map(type, values))):
+        return None
+    if kind is dict:
+        return list(chain.from_iterable(map(dict.values, values)))
+    return list(chain.from_iterable(values))
+
+
 def optional(checker: Checker) -> Checker:
     """``checker``, or ``None`` (JSON ``null``)."""
 
     def check(value: Any, where: str) -> Any:
         return None if value is None else checker(value, where)
 
+    every = _EVERY.get(checker)
+    if every is not None:
+        _EVERY[check] = lambda values: every([value for value in values if value is not None])
     return check
 
 
 def mapping_of(checker: Checker) -> Checker:
     """A JSON object whose every value passes ``checker``."""
+    every = _EVERY.get(checker)
 
     def check(value: Any, where: str) -> dict[str, Any]:
-        return {
-            key: checker(item, f"{where}[{key!r}]") for key, item in object_(value, where).items()
-        }
+        mapping = object_(value, where)
+        if every is not None and every(mapping.values()):
+            return mapping
+        return {key: checker(item, f"{where}[{key!r}]") for key, item in mapping.items()}
 
+    if every is not None:
+        _EVERY[check] = lambda values: (items := _joined(values, dict)) is not None and every(items)
     return check
 
 
 def list_of(checker: Checker) -> Checker:
     """A JSON array whose every item passes ``checker``."""
+    every = _EVERY.get(checker)
 
     def check(value: Any, where: str) -> Any:
         if not isinstance(value, list | tuple):
             raise _wrong_type(value, where, "an array")
+        if every is not None and every(value):
+            return value
         return [checker(item, f"{where}[{index}]") for index, item in enumerate(value)]
+
+    if every is not None:
+        _EVERY[check] = lambda values: (
+            (items := _joined(values, (list, tuple))) is not None and every(items)
+        )
+    return check
+
+
+def built(cls: type[Any], build: Checker) -> Checker:
+    """An instance of ``cls``: in a report made in code, one made already (and checked then);
+    in JSON, the one ``build`` makes of the value."""
+
+    def check(value: Any, where: str) -> Any:
+        if isinstance(value, cls):
+            return value
+        if not _READING_JSON.get():
+            raise _wrong_type(value, where, f"a {cls.__name__}")
+        return build(value, where)
 
     return check
 
 
 def nested(cls: type[Any]) -> Checker:
-    """A JSON object holding the fields of the attrs class ``cls``, built into one."""
-
-    def check(value: Any, where: str) -> Any:
-        return structure(cls, value, where)
-
-    return check
+    """A JSON object holding the fields of the attrs class ``cls``, built into one (in a report
+    made in code, an instance of ``cls``)."""
+    return built(cls, lambda value, where: structure(cls, value, where))
 
 
 _CHECK = "ef.evaluation.check"
@@ -156,6 +242,11 @@ def structure(cls: type[Any], data: Any, where: str = "") -> Any:
     ...
     TypeError: x is a JSON string; expected a number
     """
+    with reading_json():
+        return _structure(cls, data, where)
+
+
+def _structure(cls: type[Any], data: Any, where: str) -> Any:
     owner = f"{where}: " if where else ""
     if not isinstance(data, Mapping):
         raise _wrong_type(data, where or "the report", "an object")
@@ -179,10 +270,49 @@ def structure(cls: type[Any], data: Any, where: str = "") -> Any:
     )
 
 
+_CHECKERS: dict[type[Any], tuple[tuple[str, Checker], ...]] = {}
+
+
+def _checkers(cls: type[Any]) -> tuple[tuple[str, Checker], ...]:
+    """Each checked field of the attrs class ``cls`` with its checker."""
+    found = _CHECKERS.get(cls)
+    if found is None:
+        fields = attrs.fields(cls)
+        found = tuple((f.name, f.metadata[_CHECK]) for f in fields if _CHECK in f.metadata)
+        _CHECKERS[cls] = found
+    return found
+
+
+def check_fields(report: Any) -> None:
+    """Check every field of ``report`` (an attrs instance) with the checker in its metadata.
+
+    :raises TypeError: for a value of the wrong type, naming the class, the field (and the key
+        or index inside it) and the value.
+    :raises ValueError: for a wrong value (a number that is not finite, a negative count), as
+        named.
+
+    >>> @attrs.frozen
+    ... class Point(JsonReport):
+    ...     x: float = attrs.field(metadata=checked(finite))
+    >>> Point(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Point.x is nan; expected a finite number
+    """
+    cls = type(report)
+    for name, checker in _checkers(cls):
+        checker(getattr(report, name), f"{cls.__name__}.{name}")
+
+
 class JsonReport:
-    """The JSON of a report class: ``attrs.asdict`` out, :func:`structure` back in."""
+    """The JSON of a report class: ``attrs.asdict`` out, :func:`structure` back in; and the
+    check of every field where a report is made (:func:`check_fields`)."""
 
     __slots__ = ()
+
+    def __attrs_post_init__(self) -> None:
+        if not _READING_JSON.get():  # structure() checked the fields it was built from
+            check_fields(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field (the inverse of :meth:`from_dict`): plain dicts and

@@ -124,8 +124,11 @@ class RetrievalEvalReport(FrameOutputs, JsonReport):
 
     A report is a value: its mappings are read-only ``dict``\\ s (assigning into
     ``report.metrics`` raises :class:`TypeError`; ``dict(report.metrics)`` is a copy to
-    change), its sequences tuples, and equal reports hash equal. ``to_dict`` is
-    :func:`attrs.asdict` (JSON-ready), ``from_dict`` checks every field before building.
+    change), its sequences tuples, and equal reports hash equal. Every field is checked where
+    the report is made: a mean that is NaN or infinite, a negative count or a string for a
+    number raises :class:`ValueError` or :class:`TypeError` naming the class, the field, the
+    query and metric key and the value. ``to_dict`` is :func:`attrs.asdict` (JSON-ready),
+    ``from_dict`` checks every field of the JSON before building (once: not again when made).
 
     >>> report = RetrievalEvalReport(
     ...     metrics={'ndcg@10': 0.83}, per_query={}, n_queries=12, k_values=(10,))
@@ -363,6 +366,7 @@ class RagEvalReport(FrameOutputs, JsonReport):
         return rag_columns(self, means)
 
     def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
         if self.sample_ids and len(self.sample_ids) != len(self.per_sample):
             raise ValueError(
                 f"sample_ids names {len(self.sample_ids)} samples, per_sample has "
