@@ -12,9 +12,9 @@ gamma 1.5, ``rbc`` with phi 0.8, the weighted ones with those weights):
   (checking and ordering the inputs, normalising, fusing, ordering each fused query), as a user
   gets it: with the ``ef-evaluation-speedups`` plugin installed, its C fusion kernel does all of
   it in one call for every method but ``condorcet`` and ``w_condorcet``.
-- **ef numpy**: the same call with that plugin switched off in-process (so ``fuse`` takes its
-  numpy path, or for the methods without one its pure-Python path); the same as **ef** when the
-  plugin is not installed. ``--skip-plugin-off`` leaves it out.
+- **ef Python**: the same call with that plugin switched off in-process (so ``fuse`` takes its
+  pure-Python path); the same as **ef** when the plugin is not installed.
+  ``--skip-plugin-off`` leaves it out.
 - **ranx**: ``fuse(ranx_runs, method=..., norm=..., params=...)`` on ``Run`` objects built
   beforehand. Building the three ``Run`` objects is timed in its own column (the first build in
   the process compiles with numba; the table shows a warm build), and so is each method's first
@@ -175,7 +175,7 @@ def run_benchmark(
                 return ranx_fuse(ranx_runs, method=method, norm=norm, params=params)
 
             first, theirs = timed(ranx_call)
-            ef_times, numpy_times, ranx_times = [], [], []
+            ef_times, python_times, ranx_times = [], [], []
             difference = 0.0
             for _ in range(repeats):
                 seconds, ours = timed(ef_call)
@@ -185,7 +185,7 @@ def run_benchmark(
                 if plugin_off:
                     with without_kernel():
                         seconds, ours = timed(ef_call)
-                    numpy_times.append(seconds)
+                    python_times.append(seconds)
                     difference = max(difference, largest_difference(ours, theirs, checked))
                     del ours
                 ranx_times.append(timed(ranx_call)[0])
@@ -201,7 +201,7 @@ def run_benchmark(
                     "method": method,
                     "norm": norm,
                     "ef": statistics.median(ef_times),
-                    "ef_numpy": statistics.median(numpy_times) if numpy_times else None,
+                    "ef_python": statistics.median(python_times) if python_times else None,
                     "ranx_warm": statistics.median(ranx_times),
                     "ranx_first": first,
                     "difference": difference,
@@ -224,7 +224,7 @@ def render(result: dict[str, Any]) -> list[str]:
         f"3 runs × {result['queries']:,} queries × {result['depth']:,} docs, "
         f"median of {result['repeats']}; ef: {kernel}",
         "",
-        "| method | ef s | ef numpy s | ranx warm s | warm ranx ÷ ef | warm ranx ÷ ef numpy "
+        "| method | ef s | ef Python s | ranx warm s | warm ranx ÷ ef | warm ranx ÷ ef Python "
         "| ranx first call (JIT) s | ranx Run build s | agreement |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -232,13 +232,13 @@ def render(result: dict[str, Any]) -> list[str]:
     for row in result["rows"]:
         label = row["method"] + (f" ({row['norm']})" if row["norm"] else "")
         ok = "✓" if row["difference"] <= TOLERANCE else "✗"
-        numpy_s = numpy_ratio = "–"
-        if row["ef_numpy"] is not None:
-            numpy_s = f"{row['ef_numpy']:.2f}"
-            numpy_ratio = f"{row['ranx_warm'] / row['ef_numpy']:.1f}×"
+        python_s = python_ratio = "–"
+        if row["ef_python"] is not None:
+            python_s = f"{row['ef_python']:.2f}"
+            python_ratio = f"{row['ranx_warm'] / row['ef_python']:.1f}×"
         lines.append(
-            f"| {label} | {row['ef']:.2f} | {numpy_s} | {row['ranx_warm']:.2f} | "
-            f"{row['ranx_warm'] / row['ef']:.1f}× | {numpy_ratio} | "
+            f"| {label} | {row['ef']:.2f} | {python_s} | {row['ranx_warm']:.2f} | "
+            f"{row['ranx_warm'] / row['ef']:.1f}× | {python_ratio} | "
             f"{row['ranx_first']:.2f} | {build:.2f} | {ok} {row['difference']:.1e} |"
         )
     lines += [
@@ -277,7 +277,7 @@ def main() -> None:
     parser.add_argument(
         "--skip-plugin-off",
         action="store_true",
-        help="skip the ef numpy column (the same call with the speedups plugin switched off)",
+        help="skip the ef Python column (the same call with the speedups plugin switched off)",
     )
     parser.add_argument("--json", help="also write the raw result to this file")
     parser.add_argument(

@@ -25,6 +25,7 @@ from ef.evaluation import (
     write_trec_run,
 )
 from ef.evaluation._fusion._order import in_trec_order, rank_by_score
+from ef.evaluation._plugins import HOST
 from ef.evaluation.testing import registered_plugin
 
 # Each holds every query, some with an empty ranking: the rankings of runs that lack queries
@@ -99,6 +100,39 @@ def test_zmuv_normalises_scores_near_the_float_limit_as_it_does_them_scaled_down
     }
     for query_id, docs in expected.items():
         assert fused[query_id] == pytest.approx(docs, rel=1e-15)
+
+
+@pytest.fixture(params=["installed", "pure"])
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Fusion as installed (a plugin's compiled kernel, if any), then by the Python path
+    alone: the same outcome."""
+    if request.param == "pure":
+        monkeypatch.setattr(HOST, "fusion_kernel", lambda: None)
+    return str(request.param)
+
+
+def test_a_sum_keeps_each_signed_zero(kernel):
+    # The first run's -0.0 stays as it is; a doc first met later starts at 0.0 (0.0 + -0.0).
+    runs = [{"q": {"a": -0.0, "b": -1.0}}, {"q": {"c": -0.0}}, {"q": {"b": 0.0}}]
+    fused = fuse(runs, method="sum", norm=None)
+    assert list(fused["q"]) == ["c", "a", "b"]
+    assert [math.copysign(1, s) for s in fused["q"].values()] == [1, -1, -1]
+
+
+def test_a_fused_score_that_overflows_is_refused_naming_the_doc(kernel):
+    runs = [{"q": {"a": 1e308, "b": 1.0}}, {"q": {"a": 1e308}}]
+    with pytest.raises(ValueError, match="gave doc 'a' of query 'q' the score inf"):
+        fuse(runs, method="sum", norm=None)
+
+
+def test_int_scores_under_an_unnormalised_sum_add_up_as_python_ints(kernel):
+    # Python adds ints exactly (and keeps them ints); floats past 2**53 would round them.
+    big = 2**60 + 1
+    runs = [{"q": {"a": big, "b": 2}, "r": {"a": 0.5}}, {"q": {"a": 1, "c": 3}, "r": {"b": 0.25}}]
+    fused = fuse(runs, method="sum", norm=None)
+    assert fused == {"q": {"a": big + 1, "c": 3, "b": 2}, "r": {"a": 0.5, "b": 0.25}}
+    # A doc first met in a later run starts from 0.0: c's 3 is added to it.
+    assert [type(s) for s in fused["q"].values()] == [int, float, int]
 
 
 def test_a_score_that_is_not_a_number_is_refused():

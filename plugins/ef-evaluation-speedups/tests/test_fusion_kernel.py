@@ -1,6 +1,6 @@
 """The C fusion kernel gives ef.evaluation's pure-Python fused runs, bit for bit, or steps aside.
 
-The oracle is ``fuse()`` with this plugin switched off and numpy hidden (the pure-Python path).
+The oracle is ``fuse()`` with this plugin switched off (the pure-Python path).
 Generated runs — 2 to 4 runs, depths 0 to 60, disjoint and overlapping docs, ties (0.0 with
 -0.0 among them), empty queries, queries missing from some runs, ints among floats, non-ASCII
 ids, huge and tiny magnitudes, sums that overflow to inf — are fused both ways for every method
@@ -110,18 +110,10 @@ def plugin(speedups_loaded: None) -> None:
 
 @contextlib.contextmanager
 def pure_python() -> Iterator[None]:
-    """The plugin switched off and numpy hidden: ``fuse()`` takes its pure-Python path."""
-    with speedups_off(), numpy_hidden():
+    """The plugin switched off: ``fuse()`` takes its pure-Python path."""
+    with speedups_off():
         yield
     assert "ef_evaluation_fusion_kernel" in (speedups_hooks() or ())
-
-
-@contextlib.contextmanager
-def numpy_hidden() -> Iterator[None]:
-    """numpy cannot be imported in the block, as where it is not installed."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(sys.modules, "numpy", None)
-        yield
 
 
 @contextlib.contextmanager
@@ -141,14 +133,10 @@ def counted() -> Iterator[list[bool]]:
 
 
 def both(calls: list[Callable[[], Any]]) -> tuple[list[Any], list[Any], list[list[bool]]]:
-    """The outcomes with the kernel (and the kernel's calls for each), then without it.
-
-    numpy is hidden on both sides: where the kernel declines, the pure-Python path is the one
-    that runs (the numpy path turns int scores into floats).
-    """
+    """The outcomes with the kernel (and the kernel's calls for each), then without it."""
     with_kernel, kernel_calls = [], []
     for call in calls:
-        with counted() as seen, numpy_hidden():
+        with counted() as seen:
             with_kernel.append(outcome(call))
         kernel_calls.append(seen)
     with pure_python():

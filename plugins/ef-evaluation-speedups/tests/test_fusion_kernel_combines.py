@@ -2,7 +2,7 @@
 ``wmnz``, ``mixed``, ``isr``, ``log_isr``, ``logn_isr``, ``bordafuse``, ``w_bordafuse`` — give
 ef.evaluation's pure-Python fused runs bit for bit, and ranx's numbers.
 
-The oracle is ``fuse()`` with the plugin switched off and numpy hidden (the pure-Python path),
+The oracle is ``fuse()`` with the plugin switched off (the pure-Python path),
 as in ``test_fusion_kernel.py``, on that module's generated runs and on runs made for these
 methods: docs retrieved by one to five runs (so every count of runs, and both parities of a
 median, occur), queries held by one run only, empty queries, ties, signed zeros, negative and

@@ -13,13 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ef.evaluation._fusion import _compiled
-from ef.evaluation._fusion._arrays import (
-    ArrayKernel,
-    all_finite,
-    array_kernel,
-    numpy_or_none,
-    trec_ordered,
-)
 from ef.evaluation._fusion._entries import MethodEntry, NormEntry
 from ef.evaluation._fusion._inputs import (
     EMPTY,
@@ -163,9 +156,6 @@ def fuse_prepared(
     compiled = _compiled.from_prepared(prepared, entry, norm, options, plugins)
     if compiled is not None:
         return compiled
-    kernel = array_kernel(entry, norm, options)
-    if kernel is not None:
-        return _fuse_with_arrays(prepared, entry, options, kernel)
     normalize_query = None if norm is None else _normalizer(norm)
     fused_run: FusedRun = {}
     for query_id, rankings in prepared.by_query.items():
@@ -199,27 +189,6 @@ def _not_finite(entry: MethodEntry, query_id: str, fused: Mapping[str, float]) -
         f"fusion method {entry.name!r} (plugin {entry.plugin}) gave doc {doc!r} of query "
         f"{query_id!r} the score {score!r}; fused scores must be finite"
     )
-
-
-def _fuse_with_arrays(
-    prepared: PreparedRuns, entry: MethodEntry, options: Mapping[str, Any], kernel: ArrayKernel
-) -> FusedRun:
-    """:func:`fuse_prepared` by a numpy kernel (:mod:`~ef.evaluation._fusion._arrays`): the same
-    fused run, float for float (a query the kernel leaves to Python is fused in Python)."""
-    np: Any = numpy_or_none()
-    fused_run: FusedRun = {}
-    # An overflow gives inf as Python's floats do, and is refused below, naming the doc.
-    with np.errstate(over="ignore", invalid="ignore"):
-        for query_id, rankings in prepared.by_query.items():
-            fused = kernel(rankings)
-            if fused is None:
-                fused_run[query_id] = _fuse_query(entry, options, query_id, rankings)
-                continue
-            docs, scores = fused
-            if not all_finite(np, scores):
-                raise _not_finite(entry, query_id, dict(zip(docs, scores.tolist(), strict=True)))
-            fused_run[query_id] = trec_ordered(np, docs, scores)
-    return fused_run
 
 
 def _fuse_compiled(

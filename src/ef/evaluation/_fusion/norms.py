@@ -62,33 +62,15 @@ def _bounds(ranking: Ranking) -> tuple[float, float]:
     return next(reversed(ranking.values())), next(iter(ranking.values()))
 
 
-def _min_max_terms(ranking: Ranking) -> tuple[float, float]:
-    low, high = _bounds(ranking)
-    return low, max(high - low, _FLOOR)
-
-
-def _max_terms(ranking: Ranking) -> tuple[float, float]:
-    return 0.0, max(_bounds(ranking)[1], _FLOOR)
-
-
-def _sum_terms(ranking: Ranking) -> tuple[float, float]:
-    low = _bounds(ranking)[0]
-    return low, max(sum(ranking.values()) - low * len(ranking), _FLOOR)
-
-
-SHIFT_SCALE: dict[str, Callable[[Ranking], tuple[float, float]]] = {
-    "min-max": _min_max_terms,
-    "max": _max_terms,
-    "sum": _sum_terms,
-}
-"""name → ``(shift, denominator)`` of one run's ranking, for the normalisations that are
-``(score - shift) / denominator``: the one definition of each, which the numpy path
-(:mod:`~ef.evaluation._fusion._arrays`) applies to whole arrays."""
+SHIFT_SCALE = frozenset({"min-max", "max", "sum"})
+"""The normalisations that are ``(score - shift) / denominator`` of each run's scores, with a
+positive denominator: increasing maps, which keep each run's order."""
 
 
 def _min_max(ranking: Ranking) -> Ranking:
     """(score - min) / (max - min)."""
-    return _shift_scale(ranking, *_min_max_terms(ranking))
+    low, high = _bounds(ranking)
+    return _shift_scale(ranking, low, max(high - low, _FLOOR))
 
 
 def _min_max_inverted(ranking: Ranking) -> Ranking:
@@ -100,12 +82,13 @@ def _min_max_inverted(ranking: Ranking) -> Ranking:
 
 def _max(ranking: Ranking) -> Ranking:
     """score / max (meant for non-negative scores: a negative max divides by 1e-9)."""
-    return _shift_scale(ranking, *_max_terms(ranking))
+    return _shift_scale(ranking, 0.0, max(_bounds(ranking)[1], _FLOOR))
 
 
 def _sum(ranking: Ranking) -> Ranking:
     """(score - min) / (sum - min · n): the shifted scores sum to 1."""
-    return _shift_scale(ranking, *_sum_terms(ranking))
+    low = _bounds(ranking)[0]
+    return _shift_scale(ranking, low, max(sum(ranking.values()) - low * len(ranking), _FLOOR))
 
 
 def _zmuv(ranking: Ranking) -> Ranking:
