@@ -16,6 +16,7 @@ from typing import Any
 
 from ef.evaluation._fusion._inputs import Ranking
 from ef.evaluation._fusion.methods import combine_sum
+from ef.evaluation._scoring.cutoffs import AP, WHOLE, values_at
 
 __all__ = [
     "BAYES_CUTOFFS",
@@ -225,13 +226,10 @@ def bayesfuse(
 
 
 def _average_precision(hit_list: Sequence[int], n_relevant: int) -> float:
-    found = 0
-    total = 0.0
-    for i, hit in enumerate(hit_list):
-        if hit:
-            found += 1
-            total += found / (i + 1)
-    return total / n_relevant if n_relevant else 0.0
+    """trec_eval's AP of one hit list, over ``n_relevant``: the scoring core's."""
+    positions = [i for i, hit in enumerate(hit_list) if hit]
+    units = [1.0] * len(positions)
+    return values_at(positions, units, 1.0, n_relevant, None, (WHOLE,))[AP][0]
 
 
 def train_mapfuse(hits: HitLists, relevant_counts: Sequence[int]) -> dict[str, Any]:
