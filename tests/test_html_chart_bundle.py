@@ -12,7 +12,14 @@ import vl_convert
 from ef.evaluation import evaluate_rag
 from ef.evaluation._html import render
 
-SAMPLES = [{"user_input": "capital?", "response": "Paris", "reference": "Paris"}]
+SAMPLES = [
+    {
+        "user_input": "capital?",
+        "response": "Paris",
+        "reference": "Paris",
+        "retrieved_contexts": ["Paris is the capital."],
+    }
+]
 
 
 _JAVASCRIPT_BUNDLE = vl_convert.javascript_bundle

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ef.evaluation import evaluate_rag
+from ef.evaluation import EvaluationWarning, evaluate_rag
 from in_process_cli import ef_eval
 
 GOOD = {
@@ -88,7 +88,16 @@ def test_a_metric_no_sample_feeds_is_refused_naming_the_first_sample() -> None:
     with pytest.raises(
         ValueError, match=r"'exact_match' applies to no sample: it reads field 'refe"
     ):
-        evaluate_rag(gold)
+        evaluate_rag(gold, metrics=["exact_match", "non_empty_rate"])
+    # Of the default metrics, those no sample feeds are left out with a word, never silently.
+    left_out = (
+        r"^no sample holds 'reference' \(sample 0 holds 'user_input', 'retrieved_contexts', "
+        r"'response', 'gold', 'id'\): exact_match, token_f1, context_recall, context_precision "
+        r"left out; name the metrics to compute to make this an error$"
+    )
+    with pytest.warns(EvaluationWarning, match=left_out):
+        report = evaluate_rag(gold)
+    assert report.metrics == {"non_empty_rate": 1.0}
     # Held as None, the field says there is no reference: the metric applies to no sample.
     report = evaluate_rag([{**GOOD, "reference": None}], metrics=["context_recall"])
     assert report.coverage == {"context_recall": 0}
@@ -96,6 +105,43 @@ def test_a_metric_no_sample_feeds_is_refused_naming_the_first_sample() -> None:
     retrieval_only = {"user_input": "q9", "retrieved_contexts": ["Paris"]}
     report = evaluate_rag([GOOD, retrieval_only], metrics=["token_f1", "non_empty_rate"])
     assert report.coverage == {"token_f1": 1, "non_empty_rate": 2}
+
+
+def test_answers_without_retrieval_get_the_answer_metrics_of_the_defaults() -> None:
+    answers = [
+        {"id": "a", "response": "Paris", "reference": "Paris"},
+        {"id": "b", "response": "Rome", "reference": "Milan"},
+    ]
+    message = (
+        r"^no sample holds 'retrieved_contexts' \(sample 0 holds 'id', 'response', "
+        r"'reference'\): context_recall, context_precision, non_empty_rate left out; "
+    )
+    with pytest.warns(EvaluationWarning, match=message) as caught:
+        report = evaluate_rag(answers)
+    assert len(caught) == 1
+    assert report.metrics == {"exact_match": 0.5, "token_f1": 0.5}
+    assert report.coverage == {
+        "exact_match": 2, "token_f1": 2, "context_recall": 0, "context_precision": 0,
+        "non_empty_rate": 0,
+    }  # fmt: skip
+    # Chosen, a metric no sample feeds is an error, as before.
+    with pytest.raises(ValueError, match=r"^sample 0: metric 'non_empty_rate' reads field "):
+        evaluate_rag(answers, metrics=["exact_match", "non_empty_rate"])
+    # One sample holding the field makes a lacking one an error again: it would score 0.
+    with pytest.raises(ValueError, match=r"^sample 0: metric 'non_empty_rate' reads field "):
+        evaluate_rag([*answers[:1], GOOD, answers[1]])
+
+
+def test_ef_eval_rag_scores_answers_and_says_what_it_left_out(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "answers.jsonl",
+        [{"id": "a", "response": "Paris", "reference": "Paris"}],
+    )
+    done = ef_eval("rag", path, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["metrics"] == {"exact_match": 1.0, "token_f1": 1.0}
+    assert "no sample holds 'retrieved_contexts'" in done.stderr
+    assert "context_recall, context_precision, non_empty_rate left out" in done.stderr
 
 
 def write_lines(path: Path, samples: list[dict[str, Any]]) -> Path:

@@ -172,9 +172,19 @@ def test_a_comparison_has_a_child_run_per_system_with_its_tests(
 
 def test_a_rag_report_logs_its_means_and_coverage(tracking, tmp_path):
     samples = [
-        {"id": "s1", "response": "Paris", "reference": "Paris", "contexts": ["Paris is big"]},
-        {"id": "s2", "response": "Lyon is", "reference": "Marseille", "contexts": ["Lyon"]},
-        {"id": "s3", "response": "Nice", "contexts": ["Nice"]},
+        {
+            "id": "s1",
+            "response": "Paris",
+            "reference": "Paris",
+            "retrieved_contexts": ["Paris is big"],
+        },
+        {
+            "id": "s2",
+            "response": "Lyon is",
+            "reference": "Marseille",
+            "retrieved_contexts": ["Lyon"],
+        },
+        {"id": "s3", "response": "Nice", "retrieved_contexts": ["Nice"]},
     ]
     report = evaluate_rag(samples, metrics=["exact_match", "token_f1"])
     logged = log_report(report, experiment="rag", run_name="answers")
@@ -269,8 +279,10 @@ def test_every_evaluating_command_logs_its_reports_with_mlflow(cli_settings, inp
     assert sorted(child.info.run_name for child in children) == ["bm25.txt", "dense.txt"]
 
     samples = tmp_path / "samples.jsonl"
-    lines = [{"id": "a", "response": "Paris", "reference": "Paris"},
-             {"id": "b", "response": "Rome", "reference": "Milan"}]  # fmt: skip
+    lines = [
+        {"id": "a", "response": "Paris", "reference": "Paris", "retrieved_contexts": []},
+        {"id": "b", "response": "Rome", "reference": "Milan", "retrieved_contexts": []},
+    ]
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "rag.json"
     assert _cli("rag", str(samples), "--format", "json", "-o", str(out), *flags) == 0

@@ -8,9 +8,11 @@ applicable*, so the sample is left out of that metric's mean and coverage. The b
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ef.evaluation._exceptions import EvaluationWarning
 from ef.evaluation._groups.aggregate import rag_groups
 from ef.evaluation._groups.query_groups import GroupsInput
 from ef.evaluation._io.frames import is_frame
@@ -129,6 +131,34 @@ def _score(
     )
 
 
+def _leave_out_unfed(
+    seen: FieldsSeen,
+    per_sample: list[dict[str, float | None]],
+    from_nothing: dict[str, ValueError],
+) -> None:
+    """Leave out, with one warning, the default metrics reading a field no sample holds
+    (answers scored without retrieval, say); refuse as a chosen metric would be refused when
+    that leaves none, or when one would score some sample from nothing while others hold its
+    field."""
+    unfed = seen.unfed()
+    if len(unfed) == len(per_sample[0]):
+        seen.check({})
+    for name in unfed:
+        for row in per_sample:
+            row[name] = None
+        from_nothing.pop(name, None)
+    for error in from_nothing.values():
+        raise error
+    if unfed:
+        fields = sorted({field for missing in unfed.values() for field in missing})
+        warnings.warn(
+            f"no sample holds {' or '.join(map(repr, fields))} ({seen.first()}): "
+            f"{', '.join(unfed)} left out; name the metrics to compute to make this an error",
+            EvaluationWarning,
+            stacklevel=3,
+        )
+
+
 def evaluate_rag(
     samples: Iterable[RagSample | Mapping[str, Any]],
     *,
@@ -215,6 +245,8 @@ def evaluate_rag(
     user_inputs: list[str | None] = []
     per_sample: list[dict[str, float | None]] = []
     seen = FieldsSeen(functions)
+    chosen = metrics is not _DEFAULT_METRICS
+    from_nothing: dict[str, ValueError] = {}  # the default metrics' first, until all are seen
     for index, raw in enumerate(samples):
         where = f"sample {index}"
         if checked_ids is not None and index < len(checked_ids):
@@ -226,13 +258,21 @@ def evaluate_rag(
         for name, fn in functions.items():
             value = _score(where, name, fn, sample)
             if value is not None:
-                check_scored(where, sample, name, fn, value)
+                try:
+                    check_scored(where, sample, name, fn, value)
+                except ValueError as error:
+                    if chosen:
+                        raise
+                    from_nothing.setdefault(name, error)
             row[name] = value
         per_sample.append(row)
     if not per_sample:
         raise ValueError("samples is empty: evaluate_rag needs at least one sample")
+    if not chosen:
+        _leave_out_unfed(seen, per_sample, from_nothing)
     means, coverage = applicable_means(per_sample, list(functions))
-    seen.check(coverage)
+    if chosen:
+        seen.check(coverage)
     report = RagEvalReport(
         metrics=means,
         coverage=coverage,

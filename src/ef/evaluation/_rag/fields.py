@@ -137,6 +137,30 @@ class FieldsSeen:
         if self._unheld:
             self._unheld.difference_update([field for field in self._unheld if field in sample])
 
+    def unfed(self) -> dict[str, tuple[str, ...]]:
+        """Each metric reading a field no sample holds, with those fields.
+
+        >>> seen = FieldsSeen({"non_empty_rate": sample_metrics.sample_non_empty_rate})
+        >>> seen.see("sample 0", {"response": "Paris"})
+        >>> seen.unfed()
+        {'non_empty_rate': ('retrieved_contexts',)}
+        """
+        found = {}
+        for name, fields in self._reads.items():
+            if self._first is not None and (
+                missing := tuple(f for f in fields if f in self._unheld)
+            ):
+                found[name] = missing
+        return found
+
+    def first(self) -> str:
+        """The first sample, with the keys it holds, for a message about them all."""
+        if self._first is None:
+            return "no sample"
+        where, sample = self._first
+        keys = ", ".join(repr(str(key)) for key in list(sample)[:8]) or "no field"
+        return f"{where} holds {keys}{', ...' if len(sample) > 8 else ''}"
+
     def check(self, coverage: Mapping[str, int]) -> None:
         """Refuse the first metric that applied to no sample while no sample holds its field.
 
@@ -151,16 +175,10 @@ class FieldsSeen:
         ...
         ValueError: sample 0: metric 'exact_match' applies to no sample: it reads field ...
         """
-        if self._first is None:
-            return
-        for name, fields in self._reads.items():
-            missing = tuple(field for field in fields if field in self._unheld)
-            if coverage.get(name) or not missing:
+        for name, missing in self.unfed().items():
+            if coverage.get(name):
                 continue
-            where, sample = self._first
-            keys = ", ".join(repr(str(key)) for key in list(sample)[:8]) or "no field"
-            if len(sample) > 8:
-                keys += ", ..."
+            where, _, keys = self.first().partition(" holds ")
             raise ValueError(
                 f"{where}: metric {name!r} applies to no sample: it reads {_fields(missing)}, "
                 f"which no sample holds (this one holds {keys}); {_remedy(name, missing)}"
