@@ -333,7 +333,7 @@ def check_text_case(kind: str, path: Path, data: bytes, hint: set[int] | None, l
     except Bad as verdict:
         expected = verdict
     try:
-        got = run_files.read_run(path, max_blank=MAX_BLANK)
+        got = run_files.read_run_with(path, max_blank=MAX_BLANK)
     except DatasetFormatError as error:
         assert isinstance(expected, Bad), f"{label}: refused a file the rules read: {error}"
         assert error.path == str(path), label

@@ -311,13 +311,13 @@ def test_the_blank_limit_counts_runs_across_pieces_and_lines(tmp_path):
     text = '{"q1": {"d1": 1},' + " \n" * 20 + '"q2":' + "\t" * 31 + '{"d1": 2}}'
     path.write_bytes(gzip.compress(text.encode()))
     with pytest.raises(DatasetFormatError, match=r"run.json.gz:1: a run of more than 32 bytes"):
-        run_files.read_run(path, max_blank=32)
-    assert run_files.read_run(path, max_blank=40) == {"q1": {"d1": 1.0}, "q2": {"d1": 2.0}}
+        run_files.read_run_with(path, max_blank=32)
+    assert run_files.read_run_with(path, max_blank=40) == {"q1": {"d1": 1.0}, "q2": {"d1": 2.0}}
     path = tmp_path / "run.jsonl"
     path.write_text('\n{"query_id": "q", "doc_id": "d", "score": 1}\n' + "  \n" * 11)
     with pytest.raises(DatasetFormatError, match=r"run.jsonl:3: a run of more than 32 bytes"):
-        run_files.read_run(path, max_blank=32)
-    assert run_files.read_run(path, max_blank=33) == {"q": {"d": 1.0}}
+        run_files.read_run_with(path, max_blank=32)
+    assert run_files.read_run_with(path, max_blank=33) == {"q": {"d": 1.0}}
 
 
 def test_a_json_run_larger_than_max_bytes_is_refused_and_read_with_a_larger_limit(tmp_path):

@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ef.evaluation._exceptions import DatasetFormatError
-from ef.evaluation._io.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
+from ef.evaluation._io.trec import (
+    read_trec_qrels,
+    read_trec_run_with,
+    write_trec_qrels,
+    write_trec_run,
+)
 from ef.evaluation._scoring.order import as_ranking, rank_by_score, rank_query
 
 # Every test reads run files with the compiled parser plugin and with the built-in reader.
@@ -66,30 +71,30 @@ def test_run_is_read_as_scores_in_file_order(tmp_path: Path) -> None:
         tmp_path / "run.txt",
         "q1 Q0 d2 1 0.5 sys\nq1 Q0 d1 2 1.5 sys\nq2\tQ0\td9\t1\t-3e2\tsys\n",
     )
-    run = read_trec_run(path)
+    run = read_trec_run_with(path)
     assert run == {"q1": {"d2": 0.5, "d1": 1.5}, "q2": {"d9": -300.0}}
     assert list(run["q1"]) == ["d2", "d1"]
 
 
 def test_run_rank_q0_and_tag_columns_are_ignored(tmp_path: Path) -> None:
     path = write(tmp_path / "run.txt", "q1 X d1 99 1 a\nq1 Y d2 -4 2 b\n")
-    assert rankings_from_run(read_trec_run(path)) == {"q1": ["d2", "d1"]}
+    assert rankings_from_run(read_trec_run_with(path)) == {"q1": ["d2", "d1"]}
 
 
 def test_run_queries_split_across_the_file_are_merged(tmp_path: Path) -> None:
     path = write(tmp_path / "run.txt", "q1 Q0 a 1 3 t\nq2 Q0 a 1 3 t\nq1 Q0 b 2 2 t\n")
-    assert read_trec_run(path) == {"q1": {"a": 3.0, "b": 2.0}, "q2": {"a": 3.0}}
+    assert read_trec_run_with(path) == {"q1": {"a": 3.0, "b": 2.0}, "q2": {"a": 3.0}}
 
 
 def test_run_accepts_gzip_bom_crlf_and_blank_lines(tmp_path: Path) -> None:
     text = "\ufeffq1 Q0 d1 1 2 t\r\n\r\n   \nq1 Q0 é 2 1 t\r\n\n"
     path = tmp_path / "run"
     path.write_bytes(gzip.compress(text.encode()))
-    assert read_trec_run(path) == {"q1": {"d1": 2.0, "é": 1.0}}
+    assert read_trec_run_with(path) == {"q1": {"d1": 2.0, "é": 1.0}}
 
 
 def test_empty_run_file_is_an_empty_run(tmp_path: Path) -> None:
-    assert read_trec_run(write(tmp_path / "run.txt", "")) == {}
+    assert read_trec_run_with(write(tmp_path / "run.txt", "")) == {}
 
 
 @pytest.mark.parametrize(
@@ -108,7 +113,7 @@ def test_bad_run_line_is_reported_with_file_and_line(
 ) -> None:
     path = write(tmp_path / "run.txt", f"q1 Q0 d1 1 1.0 t\n\n{bad_line}\nq1 Q0 d3 3 0.1 t\n")
     with pytest.raises(DatasetFormatError) as caught:
-        read_trec_run(path)
+        read_trec_run_with(path)
     assert_points_at(caught.value, path, 3)
     assert caught.value.problem == problem
 
@@ -116,7 +121,7 @@ def test_bad_run_line_is_reported_with_file_and_line(
 def test_column_error_says_what_a_run_line_looks_like(tmp_path: Path) -> None:
     path = write(tmp_path / "run.txt", "q1 d1 1.0\n")
     with pytest.raises(DatasetFormatError) as caught:
-        read_trec_run(path)
+        read_trec_run_with(path)
     assert caught.value.expected == (
         "6 whitespace-separated columns 'query-id Q0 doc-id rank score tag'"
     )
@@ -128,7 +133,7 @@ def test_duplicate_doc_in_a_query_names_both_lines(tmp_path: Path) -> None:
         "q1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq2 Q0 d2 1 2 t\n\nq1 Q0 d2 3 1 t\n",
     )
     with pytest.raises(DatasetFormatError) as caught:
-        read_trec_run(path)
+        read_trec_run_with(path)
     assert_points_at(caught.value, path, 5)
     assert caught.value.problem == "doc 'd2' listed again for query 'q1' (first on line 2)"
 
@@ -137,7 +142,7 @@ def test_invalid_utf8_in_a_run_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
     path.write_bytes(b"q1 Q0 d1 1 1 t\nq1 Q0 d\xff 2 0 t\n")
     with pytest.raises(DatasetFormatError) as caught:
-        read_trec_run(path)
+        read_trec_run_with(path)
     assert_points_at(caught.value, path, 2)
 
 
@@ -254,7 +259,7 @@ def test_scored_run_is_written_in_trec_order_with_ranks(tmp_path: Path) -> None:
 def test_repeated_id_in_a_ranking_keeps_its_first_place(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
     write_trec_run(path, {"q1": ["a", "b", "a", "c"]})
-    assert rankings_from_run(read_trec_run(path)) == {"q1": ["a", "b", "c"]}
+    assert rankings_from_run(read_trec_run_with(path)) == {"q1": ["a", "b", "c"]}
 
 
 @settings(max_examples=60)
@@ -264,7 +269,7 @@ def test_unscored_run_reads_back_in_the_same_order(
 ) -> None:
     path = tmp_path_factory.mktemp("run") / "run.txt"
     write_trec_run(path, run)
-    assert rankings_from_run(read_trec_run(path)) == {q: ids for q, ids in run.items() if ids}
+    assert rankings_from_run(read_trec_run_with(path)) == {q: ids for q, ids in run.items() if ids}
 
 
 @settings(max_examples=60)
@@ -280,7 +285,7 @@ def test_scored_run_round_trips_exactly(
 ) -> None:
     path = tmp_path_factory.mktemp("run") / "run.txt.gz"
     write_trec_run(path, run)
-    back = read_trec_run(path)
+    back = read_trec_run_with(path)
     assert back == {q: scores for q, scores in run.items() if scores}
     assert {q: list(scores) for q, scores in back.items()} == rankings_from_run(back)
 
@@ -420,7 +425,7 @@ def test_run_file_read_back_agrees_with_pytrec_eval(tmp_path: Path) -> None:
         + "".join(f"q2 Q0 e{i} 1 1.5 t\n" for i in range(12)),
     )
     qrels = {"q1": {"d1": 1, "d5": 2, "d9": 1, "d30": 1}, "q2": {"e3": 1, "e10": 2}}
-    assert_agrees_with_pytrec_eval(read_trec_run(path), qrels)
+    assert_agrees_with_pytrec_eval(read_trec_run_with(path), qrels)
 
 
 @settings(max_examples=150, deadline=None)
@@ -446,7 +451,7 @@ def test_written_unscored_ranking_is_evaluated_in_its_own_order(tmp_path: Path) 
     qrels = {"q1": {"d1": 1, "d2": 2, "d3": 1}}
     path = tmp_path / "run.txt"
     write_trec_run(path, {"q1": ranking})
-    run = read_trec_run(path)
+    run = read_trec_run_with(path)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES)
     expected = evaluator.evaluate(run)["q1"]
     assert reference_measures(ranking, qrels["q1"]) == pytest.approx(expected, abs=1e-12)

@@ -21,11 +21,11 @@ from ef.evaluation._io.files import PathArg, rereadable
 from ef.evaluation._io.frames import ACCEPTED_RUN, as_run, run_from_frame
 from ef.evaluation._io.json_runs import read_json_run, read_jsonl_run
 from ef.evaluation._io.lines import MAX_BLANK_RUN, MAX_JSON_DOCUMENT
-from ef.evaluation._io.trec import RunParser, read_trec_run, write_trec_run
+from ef.evaluation._io.trec import RunParser, read_trec_run_with, write_trec_run
 from ef.evaluation._json import lone_surrogate
 from ef.evaluation._scoring.order import as_ranking, rank_query
 
-__all__ = ["RUN_FORMATS", "RunFormat", "read_run", "run_format", "scored_rows", "write_run"]
+__all__ = ["RUN_FORMATS", "RunFormat", "read_run_with", "run_format", "scored_rows", "write_run"]
 
 RunFormat = Literal["trec", "json", "jsonl", "parquet"]
 RUN_FORMATS: tuple[RunFormat, ...] = ("trec", "json", "jsonl", "parquet")
@@ -60,7 +60,7 @@ def run_format(path: PathArg, format: str | None = None) -> RunFormat:
     return _SUFFIXES.get(os.path.splitext(name)[1], "trec")
 
 
-def read_run(
+def read_run_with(
     path: PathArg,
     format: str | None = None,
     parser: RunParser | None = None,
@@ -68,7 +68,8 @@ def read_run(
     max_bytes: int = MAX_JSON_DOCUMENT,
     max_blank: int = MAX_BLANK_RUN,
 ) -> dict[str, Any]:
-    """Read a run file of any format into ``{query_id: {doc_id: score}}`` (see the public one).
+    """Read a run file of any format into ``{query_id: {doc_id: score}}`` with ``parser``: what
+    the public ``read_run`` does with the plugin host's parser.
 
     :param parser: a plugin's faster TREC run parser, for TREC files.
     :param max_bytes: the most characters of decompressed text a ``.json`` document may hold.
@@ -76,7 +77,7 @@ def read_run(
     """
     kind = run_format(path, format)
     if kind == "trec":
-        return read_trec_run(path, parser)
+        return read_trec_run_with(path, parser)
     if kind == "parquet":
         return _read_parquet(path)
     with rereadable(path) as source:
@@ -148,7 +149,7 @@ def scored_rows(run: Mapping[str, Any]) -> Iterator[tuple[str, list[str], list[f
 
 
 def write_run(path: PathArg, run: object, *, format: str | None = None, tag: str = "ef") -> None:
-    """Write a run file in any format :func:`read_run` reads, chosen the same way.
+    """Write a run file in any format :func:`read_run_with` reads, chosen the same way.
 
     ``run`` is a mapping (``{query_id: [ranked doc ids]}`` or ``{query_id: {doc_id: score}}``)
     or a DataFrame or Table. Each query is written in trec_eval's order (score descending, ties

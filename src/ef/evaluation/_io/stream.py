@@ -6,7 +6,7 @@ toolkit write them) can be scored query by query: read a query's lines, hand ove
 that is not grouped (a query id seen again after another query) cannot be read this way without
 scoring a query twice on part of its lines, so it is refused, naming both lines of that query.
 
-Lines are read exactly as :func:`~ef.evaluation._io.trec.read_trec_run` reads them, with the
+Lines are read exactly as :func:`~ef.evaluation._io.trec.read_trec_run_with` reads them, with the
 same errors: a query's scores are the same dict, in the same order, with the same floats.
 """
 
@@ -55,7 +55,7 @@ def trec_queries(path: PathArg) -> Iterator[QueryScores]:
     :param path: a file that can be read again (see
         :func:`~ef.evaluation._io.files.rereadable`): error messages read it a second time.
     :raises DatasetFormatError: naming the file and line, for every line
-        :func:`~ef.evaluation._io.trec.read_trec_run` refuses, a doc listed twice for a query
+        :func:`~ef.evaluation._io.trec.read_trec_run_with` refuses, a doc listed twice for a query
         (both lines named) and a query seen again after another one (both lines named).
     """
     seen: dict[str, int] = {}  # query id -> its first line, for the message

@@ -3,7 +3,7 @@
 A run line is ``query-id Q0 doc-id rank score tag``; a qrels line is
 ``query-id iteration doc-id grade``. Columns are separated by any whitespace. Runs are written
 in trec_eval's order (:func:`~ef.evaluation._scoring.order.rank_by_score`). Pure: a faster run
-parser from a plugin is *given* to :func:`read_trec_run` by its public wrapper.
+parser from a plugin is *given* to :func:`read_trec_run_with` by the public ``read_trec_run``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ __all__ = [
     "RunParser",
     "read_packed_qrels",
     "read_trec_qrels",
-    "read_trec_run",
+    "read_trec_run_with",
     "write_trec_qrels",
     "write_trec_run",
 ]
@@ -44,8 +44,11 @@ RunParser = Callable[..., tuple[dict[str, dict[str, float]], int, int]]
 """``parser(stream) -> (table, lines, blank_lines)``, a plugin's faster run parser."""
 
 
-def read_trec_run(path: PathArg, parser: RunParser | None = None) -> dict[str, dict[str, float]]:
-    """Read a TREC run file into ``{query_id: {doc_id: score}}`` (see the public wrapper).
+def read_trec_run_with(
+    path: PathArg, parser: RunParser | None = None
+) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into ``{query_id: {doc_id: score}}`` with ``parser``: what the
+    public ``read_trec_run`` does with the plugin host's parser.
 
     :param path: the run file.
     :param parser: a faster parser to try first (a plugin's); the built-in reader reads the file
@@ -57,7 +60,7 @@ def read_trec_run(path: PathArg, parser: RunParser | None = None) -> dict[str, d
 
 
 def _read_run(path: PathArg) -> dict[str, dict[str, float]]:
-    """The built-in reader of :func:`read_trec_run`, for a file that can be read again."""
+    """The built-in reader of :func:`read_trec_run_with`, for a file that can be read again."""
     table: dict[str, dict[str, float]] = {}
     counted = 0  # non-blank lines, to tell a doc listed twice
     for qid, scores, _, lines, blank in trec_groups(path):
@@ -104,7 +107,7 @@ def read_trec_qrels(path: PathArg) -> dict[str, dict[str, float]]:
     non-blank line is the tab-separated header ``query-id corpus-id score`` is BEIR's qrels TSV
     instead (as in ``qrels/test.tsv``); any other first line is refused, naming both forms.
     Grades are read as floats (``1`` becomes ``1.0``); ``0`` and negative grades mean judged
-    non-relevant. A grade is an ASCII decimal number, as in :func:`read_trec_run`; fractional
+    non-relevant. A grade is an ASCII decimal number, as in :func:`read_trec_run_with`; fractional
     grades are kept. Gzip, a UTF-8 byte-order mark and CRLF line ends are accepted, a pipe is
     copied once, and the file is streamed; a line longer than 1 MiB is refused.
 

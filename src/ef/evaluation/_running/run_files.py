@@ -47,7 +47,7 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     ...     print(read_trec_run(path))
     {'q1': {'d1': 2.5, 'd2': 0.5}}
     """
-    return _trec.read_trec_run(path, HOST.trec_run_parser())
+    return _trec.read_trec_run_with(path, HOST.trec_run_parser())
 
 
 def read_run(
@@ -92,4 +92,4 @@ def read_run(
     ...     print(read_run(path))
     {'q1': {'d1': 2.5}}
     """
-    return _runs.read_run(path, format, HOST.trec_run_parser(), max_bytes=max_bytes)
+    return _runs.read_run_with(path, format, HOST.trec_run_parser(), max_bytes=max_bytes)

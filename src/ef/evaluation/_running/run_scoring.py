@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ef.evaluation._groups.aggregate import retrieval_with_groups
 from ef.evaluation._groups.query_groups import QueryGroups
 from ef.evaluation._io.frames import as_qrels, as_run
-from ef.evaluation._io.runs import read_run
+from ef.evaluation._io.runs import read_run_with
 from ef.evaluation._io.runs import run_format as format_of
 from ef.evaluation._report.reports import RetrievalEvalReport
 from ef.evaluation._running.depth import cut_entry
@@ -62,7 +62,7 @@ def score_run(
             return evaluate_run_file(
                 run, qrels, options, plugins, name=name, stacklevel=stacklevel + 1, groups=groups
             )
-        run = read_run(run, run_format, plugins.trec_run_parser())
+        run = read_run_with(run, run_format, plugins.trec_run_parser())
     run = as_run(run)
     plan = plan_queries(qrels, None, options, plugins)
     sheet = ScoreSheet(plan, parameters=options.recorded())
