@@ -74,9 +74,9 @@ def test_a_report_of_impossible_values_is_refused_naming_the_field_and_value() -
             "RetrievalEvalReport.k_values[1] is -1; expected an integer >= 0",
         ),
         (
-            lambda: RetrievalEvalReport({"P@5": True}, {}, 0, (5,)),
+            lambda: RetrievalEvalReport({"P@5": "0.5"}, {}, 0, (5,)),
             TypeError,
-            "RetrievalEvalReport.metrics['P@5'] is True (a bool); expected a number",
+            "RetrievalEvalReport.metrics['P@5'] is '0.5' (a str); expected a number",
         ),
         (
             lambda: RetrievalEvalReport({}, {}, 0, (10,), latency={"q7": -INF}),
@@ -182,10 +182,11 @@ def test_every_report_class_checks_its_fields_when_made_or_changed(
 
 def test_the_check_of_many_values_at_once_is_exact() -> None:
     # Finite values whose sum overflows, and integers, pass; one bad value among thousands
-    # is found and named.
+    # (a NaN, an infinity, a string, a number JSON cannot hold) is found and named.
     huge = {f"q{i}": {"num_ret": 1e308, "ndcg@10": 0.5, "num_rel": i} for i in range(2000)}
     assert RetrievalEvalReport({}, huge, 2000, (10,)).per_query["q7"]["num_rel"] == 7
-    for bad, shown in [(NAN, "nan"), (INF, "inf"), (True, "True (a bool)"), ("1", "'1' (a str)")]:
+    cases = [(NAN, "nan"), (-INF, "-inf"), ("1", "'1' (a str)"), (1j, "1j (a complex)")]
+    for bad, shown in cases:
         values = {**huge, "q1999": {**huge["q1999"], "ndcg@10": bad}}
         with pytest.raises((TypeError, ValueError), match=r"^RetrievalEvalReport\.per_query"):
             RetrievalEvalReport({}, values, 2000, (10,))
