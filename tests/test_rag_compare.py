@@ -116,7 +116,7 @@ def test_rag_comparison_is_the_retrieval_comparison_on_the_kept_pairs() -> None:
     ours, theirs = rag.comparison("better", "token_f1"), retrieval.comparison("better", "token_f1")
     assert attrs.evolve(ours, not_applicable=0) == theirs
     # The tables say which pairs were left out (the means are each system's own).
-    left_out = "Pairs left out where the metric did not apply to a side: better on token\\_f1: 2."
+    left_out = "Pairs left out where the metric did not apply to a side: better on token_f1: 2."
     assert rag.to_markdown().endswith(left_out + "\n")
     assert "Pairs left out" not in retrieval.to_markdown()
     assert "better on token_f1: 2" in rag.to_details_table().caption

@@ -71,22 +71,26 @@ from ef.evaluation._compare.render_pairs import TEST_NAMES as _TEST_NAMES
 from ef.evaluation._compare.render_pairs import (
     family_clause,
     format_p_value,
-    latex_table,
     p_value_latex,
     p_value_markdown,
 )
-from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
-from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
+from ef.evaluation._report.table import BEST, Cell, Figure
+from ef.evaluation._report.table import Table as _Table
 
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
 
     from ef.evaluation._compare.report import ComparisonReport
 
-__all__ = ["BEST", "caption", "to_details_table", "to_latex", "to_markdown", "to_table"]
-
-BEST = "★"
-"""The mark of the best system per metric in plain text, where bold would be lost."""
+__all__ = [
+    "BEST",
+    "caption",
+    "means_table",
+    "to_details_table",
+    "to_latex",
+    "to_markdown",
+    "to_table",
+]
 
 
 def _deciding_test(report: ComparisonReport, test: str | None) -> str:
@@ -162,10 +166,10 @@ def _left_out(report: ComparisonReport) -> str:
     return f" Pairs left out where the metric did not apply to a side: {'; '.join(rows)}."
 
 
-def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[tuple[str, bool, str]]]:
-    """Per system, per metric: ``(formatted mean, is best, mark)``; the mark is a dagger when
-    the system differs significantly from the baseline, or its group letters when every pair
-    was compared."""
+def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[Figure]]:
+    """Per system, per metric: the mean, bold when best, marked with a dagger when the system
+    differs significantly from the baseline, or with its group letters when every pair was
+    compared."""
     best = {metric: set(report.best(metric)) for metric in report.metrics}
     letters = {}
     if report.baseline is None:
@@ -180,13 +184,22 @@ def _grid(report: ComparisonReport, test: str, digits: int) -> list[list[tuple[s
                 marked = system != report.baseline and report.significant(system, metric, test)
                 mark = _DAGGER if marked else ""
             mean = f"{report.means[system][metric]:.{digits}f}"
-            cells.append((mean, system in best[metric], mark))
+            cells.append(Figure(mean, bold=system in best[metric], mark=mark))
         rows.append(cells)
     return rows
 
 
 def _label(report: ComparisonReport, system: str) -> str:
     return f"{system} (baseline)" if system == report.baseline else system
+
+
+def means_table(report: ComparisonReport, test: str, digits: int) -> _Table:
+    """The means as a table: a row per system (the baseline first), a column per metric."""
+    rows: list[list[Cell]] = [
+        [_label(report, system), *cells]
+        for system, cells in zip(report.systems, _grid(report, test, digits), strict=True)
+    ]
+    return _Table("Means", ["System", *report.metrics], rows, caption=caption(report, test))
 
 
 def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
@@ -200,27 +213,12 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
     The module's example shows it.
     """
     test = _deciding_test(report, test)
-    header = ["System", *(_markdown_escape(m) for m in report.metrics)]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "| :--- |" + " ---: |" * len(report.metrics),
-    ]
-    for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
-        shown = [
-            (f"**{value}**" if best else value) + _markdown_mark(mark)
-            for value, best, mark in cells
-        ]
-        lines.append("| " + " | ".join([_markdown_escape(_label(report, system)), *shown]) + " |")
-    text = "\n".join([*lines, "", "Table: " + _markdown_escape(caption(report, test)), ""])
+    text = means_table(report, test, digits).to_markdown()
     if report.baseline is None and test != "bootstrap":
         text += "".join("\n" + p_value_markdown(report, m, test) for m in report.metrics)
     if report.group_counts:
         text += "\n" + group_markdown(report, test, digits)
     return text
-
-
-def _markdown_mark(mark: str) -> str:
-    return mark if mark in ("", _DAGGER) else f"<sup>{mark}</sup>"
 
 
 def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
@@ -234,23 +232,10 @@ def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int =
     The module's example shows it.
     """
     test = _deciding_test(report, test)
-    header = " & ".join(["System", *(_latex_escape(m) for m in report.metrics)])
-    body = []
-    for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
-        shown = [
-            (rf"\textbf{{{value}}}" if best else value)
-            + (r"$^\dagger$" if mark == _DAGGER else rf"$^{{\mathrm{{{mark}}}}}$" if mark else "")
-            for value, best, mark in cells
-        ]
-        body.append("    " + " & ".join([_latex_escape(_label(report, system)), *shown]) + r" \\")
     pairs = ""
     if report.baseline is None and test != "bootstrap":
         pairs = "".join("\n" + p_value_latex(report, m, test) for m in report.metrics)
-    return _latex_table(report, test, header, body) + pairs
-
-
-def _latex_table(report: ComparisonReport, test: str, header: str, body: list[str]) -> str:
-    return latex_table(caption(report, test), len(report.metrics), header, body)
+    return means_table(report, test, digits).to_latex() + pairs
 
 
 def to_table(
@@ -280,9 +265,9 @@ def to_table(
         table.add_column(metric, justify="right", no_wrap=True)
     for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
         shown = [
-            Text(value + (BEST if best and plain else ""), style="bold" if best else "")
-            + (mark if mark in ("", _DAGGER) else f" {mark}")
-            for value, best, mark in cells
+            Text(cell.text + (BEST if cell.bold and plain else ""), style="bold" * cell.bold)
+            + (f" {cell.mark}" if cell.lettered else cell.mark)
+            for cell in cells
         ]
         table.add_row(Text(_label(report, system)), *shown)
     return table

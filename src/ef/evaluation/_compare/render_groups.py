@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES
 from ef.evaluation._compare.render_pairs import DAGGER as _DAGGER
+from ef.evaluation._report.table import Cell, Figure
+from ef.evaluation._report.table import Table as _Table
 
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
@@ -69,18 +71,13 @@ def group_markdown(report: ComparisonReport, test: str, digits: int = 4) -> str:
     """The per-group table in Markdown with its ``Table:`` caption (empty without groups)."""
     if not report.group_counts:
         return ""
-
-    def escape(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|")
-
-    header = ["Group", "Queries", "System", *report.metrics]
-    lines = [
-        "| " + " | ".join(map(escape, header)) + " |",
-        "| :--- | ---: | :--- |" + " ---: |" * len(report.metrics),
+    rows: list[list[Cell]] = [
+        [group, int(count), system, *(None if cell == "-" else Figure(cell) for cell in cells)]
+        for group, count, system, *cells in group_rows(report, test, digits)
     ]
-    rows = group_rows(report, test, digits)
-    lines += ["| " + " | ".join(map(escape, row)) + " |" for row in rows]
-    return "\n".join([*lines, "", "Table: " + escape(group_caption(report, test)), ""])
+    header = ["Group", "Queries", "System", *report.metrics]
+    table = _Table("Query groups", header, rows, caption=group_caption(report, test))
+    return table.to_markdown()
 
 
 def group_table(report: ComparisonReport, test: str | None = None, digits: int = 4) -> Table:

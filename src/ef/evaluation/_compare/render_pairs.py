@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ef.evaluation._report.table import Cell, Figure
+from ef.evaluation._report.table import Table as _Table
+
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
 
@@ -39,11 +42,11 @@ __all__ = [
     "TEST_NAMES",
     "family_clause",
     "format_p_value",
-    "latex_table",
     "p_value_caption",
     "p_value_latex",
     "p_value_markdown",
     "p_value_table",
+    "p_values",
 ]
 
 DAGGER = "†"
@@ -125,81 +128,29 @@ def _cells(report: ComparisonReport, metric: str, test: str) -> list[list[str]]:
     ]
 
 
+def p_values(report: ComparisonReport, metric: str, test: str | None = None) -> _Table:
+    """The square table of adjusted p-values of ``metric``, with its caption."""
+    test = _p_test(report, test)
+    rows: list[list[Cell]] = [
+        [system, *map(Figure, cells)]
+        for system, cells in zip(report.systems, _cells(report, metric, test), strict=True)
+    ]
+    return _Table(
+        f"Adjusted p-values of {metric}",
+        [metric, *report.systems],
+        rows,
+        caption=p_value_caption(report, metric, test),
+    )
+
+
 def p_value_markdown(report: ComparisonReport, metric: str, test: str | None = None) -> str:
     """The square table of adjusted p-values of ``metric`` in Markdown, with its caption."""
-    test = _p_test(report, test)
-    lines = [
-        "| " + " | ".join([markdown_escape(metric), *map(markdown_escape, report.systems)]) + " |",
-        "| :--- |" + " ---: |" * len(report.systems),
-    ]
-    for system, cells in zip(report.systems, _cells(report, metric, test), strict=True):
-        lines.append("| " + " | ".join([markdown_escape(system), *cells]) + " |")
-    caption = markdown_escape(p_value_caption(report, metric, test))
-    return "\n".join([*lines, "", f"Table: {caption}", ""])
-
-
-def markdown_escape(text: str) -> str:
-    """``text`` with Markdown's special characters escaped."""
-    for special in "\\`*_[]<>|":
-        text = text.replace(special, "\\" + special)
-    return text
-
-
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "α": r"$\alpha$",
-    DAGGER: r"$^\dagger$",
-    "–": "--",
-    "<": r"$<$",
-    ">": r"$>$",
-}
-
-
-def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters (and α, †, –, ``<``, ``>``) written for LaTeX."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+    return p_values(report, metric, test).to_markdown()
 
 
 def p_value_latex(report: ComparisonReport, metric: str, test: str | None = None) -> str:
     """The square table of adjusted p-values of ``metric`` as a LaTeX ``table`` (booktabs)."""
-    test = _p_test(report, test)
-    header = " & ".join([latex_escape(metric), *map(latex_escape, report.systems)])
-    body = [
-        "    " + " & ".join([latex_escape(system), *map(latex_escape, cells)]) + r" \\"
-        for system, cells in zip(report.systems, _cells(report, metric, test), strict=True)
-    ]
-    caption = p_value_caption(report, metric, test)
-    return latex_table(caption, len(report.systems), header, body)
-
-
-def latex_table(caption: str, columns: int, header: str, body: list[str]) -> str:
-    """A booktabs LaTeX ``table``: ``caption`` (escaped here), a label column and ``columns``
-    right-aligned ones, the ``header`` row and the ``body`` rows (each ending in ``\\\\``)."""
-    return "\n".join(
-        [
-            r"\begin{table}[t]",
-            r"  \centering",
-            rf"  \caption{{{latex_escape(caption)}}}",
-            rf"  \begin{{tabular}}{{l{'r' * columns}}}",
-            r"    \toprule",
-            f"    {header} \\\\",
-            r"    \midrule",
-            *body,
-            r"    \bottomrule",
-            r"  \end{tabular}",
-            r"\end{table}",
-            "",
-        ]
-    )
+    return p_values(report, metric, test).to_latex()
 
 
 def p_value_table(report: ComparisonReport, metric: str, test: str | None = None) -> Table:

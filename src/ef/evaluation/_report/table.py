@@ -1,9 +1,9 @@
 """The one table model: rows under named columns, and its one writer per format.
 
 Every table the library and ``ef-eval`` show is a :class:`Table`: the terminal (plain text at
-its natural width or laid out for a width, or a rich table for a console), Markdown, CSV and
-TSV, each with one escaping rule. Rich draws the terminal's; it is imported only when a
-terminal table is drawn.
+its natural width or laid out for a width, or a rich table for a console), Markdown, LaTeX,
+CSV and TSV, each with one escaping rule. Rich draws the terminal's; it is imported only when
+a terminal table is drawn.
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ import attrs
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
-__all__ = ["Cell", "Figure", "Table", "format_cell"]
+__all__ = ["BEST", "Cell", "Figure", "Table", "format_cell", "latex_escaped", "markdown_escaped"]
 
 # What a terminal shows for a missing value (a metric that did not apply).
 _MISSING = "-"
+
+
+BEST = "★"
+"""The mark of a bold figure in plain text, where bold would be lost."""
 
 
 @attrs.frozen
@@ -29,11 +33,24 @@ class Figure:
     """A number already written out with its marks (``0.6667★†``, ``+0.2500``, ``< 0.0001``):
     laid out as a number is (right-aligned, never wrapped), shown as written.
 
-    >>> Table("t", ["ndcg@10"], [[Figure("0.6667†")]]).texts()
-    [['0.6667†']]
+    A figure may be the best of its row or column (``bold``: bold where a format has it,
+    :data:`BEST` after it in plain text) and carry a ``mark`` after it: a symbol (``†``,
+    ``‡``) written as each format writes that symbol, or letters (group letters) written as a
+    superscript (after a space in plain text).
+
+    >>> best = Figure("0.5", bold=True, mark="ab")
+    >>> Table("t", ["ndcg@10"], [[Figure("0.6667†")], [best]]).texts()
+    [['0.6667†'], ['0.5★ ab']]
     """
 
     text: str
+    bold: bool = attrs.field(default=False, kw_only=True)
+    mark: str = attrs.field(default="", kw_only=True)
+
+    @property
+    def lettered(self) -> bool:
+        """Whether the mark is letters (a superscript) rather than a symbol."""
+        return self.mark[:1].isalnum()
 
 
 Cell: TypeAlias = str | int | float | Figure | None
@@ -43,6 +60,10 @@ that did not apply)."""
 
 def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(values)
+
+
+def _index_set(values: Iterable[int]) -> frozenset[int]:
+    return frozenset(values)
 
 
 def _row_tuple(rows: Iterable[Iterable[Cell]]) -> tuple[tuple[Cell, ...], ...]:
@@ -58,7 +79,8 @@ def format_cell(value: Cell, *, missing: str = "") -> str:
     if value is None:
         return missing
     if isinstance(value, Figure):
-        return value.text
+        mark = f" {value.mark}" if value.lettered else value.mark
+        return value.text + (BEST if value.bold else "") + mark
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
@@ -67,8 +89,52 @@ def format_cell(value: Cell, *, missing: str = "") -> str:
 _TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
-def _markdown_escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+def markdown_escaped(text: str) -> str:
+    r"""``text`` for a Markdown table cell or caption: a backslash, ``|`` and a line break
+    escaped (``\\``, ``\|``, ``<br>``) and a space at either end kept (``&#32;``), since a
+    cell is trimmed; any other Markdown in it is its own.
+
+    >>> print(markdown_escaped(" a|b\\"))
+    &#32;a\|b\\
+    """
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+    start = len(text) - len(text.lstrip(" "))
+    end = len(text) - len(text.rstrip(" ")) if start < len(text) else 0
+    return "&#32;" * start + text[start : len(text) - end] + "&#32;" * end
+
+
+_LATEX_ESCAPES = str.maketrans(
+    {
+        # LaTeX's ten special characters.
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        # What pdfLaTeX's default fonts lack or print as another character.
+        "<": r"$<$",
+        ">": r"$>$",
+        "α": r"$\alpha$",
+        "†": r"$^\dagger$",
+        "‡": r"$^\ddagger$",
+        "–": "--",
+    }
+)
+
+
+def latex_escaped(text: str) -> str:
+    r"""``text`` for LaTeX: its ten special characters escaped, and ``<``, ``>``, ``α``,
+    ``†``, ``‡`` and ``–``, which its default fonts lack, written in LaTeX.
+
+    >>> print(latex_escaped("50% of a_b < 1 †"))
+    50\% of a\_b $<$ 1 $^\dagger$
+    """
+    return text.translate(_LATEX_ESCAPES)
 
 
 @attrs.frozen
@@ -83,6 +149,9 @@ class Table:
     :param title: one line saying what the numbers are (shown above a terminal table).
     :param columns: the column names.
     :param rows: one sequence of cells per row, as long as ``columns``.
+    :param caption: a paragraph saying what the numbers are and what their marks mean, written
+        under a Markdown table (``Table: …``) and as a LaTeX table's ``\\caption``.
+    :param sections: the rows (by index) that start a new section, below a rule.
     :raises ValueError: if a row's length differs from the number of columns.
 
     >>> Table("demo", ["run", "ndcg@10"], [["bm25", 0.5]]).rows
@@ -92,6 +161,11 @@ class Table:
     title: str
     columns: tuple[str, ...] = attrs.field(converter=_cell_tuple)
     rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_row_tuple)
+    # How a table is presented, not what it holds: left out of its repr.
+    caption: str = attrs.field(default="", kw_only=True, repr=False)
+    sections: frozenset[int] = attrs.field(
+        default=frozenset(), kw_only=True, converter=_index_set, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         for row in self.rows:
@@ -164,7 +238,7 @@ class Table:
                 rich_table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
             else:
                 rich_table.add_column(name, overflow="fold")
-        for row in self.texts(missing=_MISSING):
+        for index, row in enumerate(self.texts(missing=_MISSING)):
             # A number is set flush right by hand: rich's right alignment would drop the
             # spaces that keep a column's digits in line when some values carry marks.
             rich_table.add_row(
@@ -173,7 +247,8 @@ class Table:
                     if numeric[i]
                     else cell
                     for i, cell in enumerate(row)
-                )
+                ),
+                end_section=index + 1 in self.sections,
             )
         return rich_table
 
@@ -229,18 +304,66 @@ class Table:
         return "".join(line + "\n" for line in lines)
 
     def to_markdown(self) -> str:
-        """The table in Markdown, numeric columns right-aligned, a missing value ``-``; a
-        backslash, ``|`` and a line break in a cell are escaped (``\\\\``, ``\\|``, ``<br>``).
+        r"""The table in Markdown (GitHub's and Pandoc's pipe tables), numeric columns
+        right-aligned, a missing value ``-``, every text escaped by :func:`markdown_escaped`;
+        a bold figure is ``**bold**``, a mark of letters ``<sup>ab</sup>``. A table with a
+        caption aligns its other columns left explicitly (``:---``) and has the caption under
+        it, as Pandoc reads one: ``Table: …``.
 
         >>> print(Table("t", ["run", "ndcg@10"], [["a|b", 0.63093]]).to_markdown())
         | run | ndcg@10 |
         | --- | ---: |
-        | a\\|b | 0.6309 |
+        | a\|b | 0.6309 |
+        <BLANKLINE>
+        >>> best = Figure("0.6309", bold=True, mark="†")
+        >>> print(Table("t", ["run", "ndcg@10"], [["a", best]], caption="Means.").to_markdown())
+        | run | ndcg@10 |
+        | :--- | ---: |
+        | a | **0.6309**† |
+        <BLANKLINE>
+        Table: Means.
         <BLANKLINE>
         """
-        rule = ["---:" if self.numeric(i) else "---" for i in range(len(self.columns))]
-        lines = [self.columns, rule, *self.texts(missing="-")]
-        return "".join(f"| {' | '.join(map(_markdown_escaped, line))} |\n" for line in lines)
+        text = ":---" if self.caption else "---"
+        rule = ["---:" if self.numeric(i) else text for i in range(len(self.columns))]
+        lines = [map(markdown_escaped, self.columns), rule]
+        lines += [map(_markdown_cell, row) for row in self.rows]
+        table = "".join(f"| {' | '.join(line)} |\n" for line in lines)
+        return table + (f"\nTable: {markdown_escaped(self.caption)}\n" if self.caption else "")
+
+    def to_latex(self) -> str:
+        r"""The table as a LaTeX ``table`` (needs the ``booktabs`` package), numeric columns
+        right-aligned, a missing value ``-``, every text escaped by :func:`latex_escaped`; a
+        bold figure is ``\textbf``, a mark of letters a superscript, a section starts below
+        a ``\midrule``.
+
+        >>> best = Figure("0.6309", bold=True, mark="a")
+        >>> print(Table("t", ["run", "ndcg@10"], [["a_b", best]], caption="50%").to_latex())
+        \begin{table}[t]
+          \centering
+          \caption{50\%}
+          \begin{tabular}{lr}
+            \toprule
+            run & ndcg@10 \\
+            \midrule
+            a\_b & \textbf{0.6309}$^{\mathrm{a}}$ \\
+            \bottomrule
+          \end{tabular}
+        \end{table}
+        <BLANKLINE>
+        """
+        align = "".join("r" if self.numeric(i) else "l" for i in range(len(self.columns)))
+        lines = [r"\begin{table}[t]", r"  \centering"]
+        if self.caption:
+            lines.append(rf"  \caption{{{latex_escaped(self.caption)}}}")
+        lines += [rf"  \begin{{tabular}}{{{align}}}", r"    \toprule"]
+        lines.append(f"    {' & '.join(map(latex_escaped, self.columns))} \\\\")
+        lines.append(r"    \midrule")
+        for index, row in enumerate(self.rows):
+            if index in self.sections:
+                lines.append(r"    \midrule")
+            lines.append(f"    {' & '.join(map(_latex_cell, row))} \\\\")
+        return "\n".join([*lines, r"    \bottomrule", r"  \end{tabular}", r"\end{table}", ""])
 
     def to_csv(self) -> str:
         """The table as CSV, numbers with 4 decimals, a missing value empty."""
@@ -262,3 +385,19 @@ class Table:
         """
         lines = [self.columns, *self.texts()]
         return "".join("\t".join(c.translate(_TSV_ESCAPES) for c in line) + "\n" for line in lines)
+
+
+def _markdown_cell(cell: Cell) -> str:
+    if not isinstance(cell, Figure):
+        return markdown_escaped(format_cell(cell, missing=_MISSING))
+    text, mark = markdown_escaped(cell.text), markdown_escaped(cell.mark)
+    mark = f"<sup>{mark}</sup>" if cell.lettered else mark
+    return (f"**{text}**" if cell.bold else text) + mark
+
+
+def _latex_cell(cell: Cell) -> str:
+    if not isinstance(cell, Figure):
+        return latex_escaped(format_cell(cell, missing=_MISSING))
+    text, mark = latex_escaped(cell.text), latex_escaped(cell.mark)
+    mark = rf"$^{{\mathrm{{{mark}}}}}$" if cell.lettered else mark
+    return (rf"\textbf{{{text}}}" if cell.bold else text) + mark

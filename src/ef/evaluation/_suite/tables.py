@@ -33,10 +33,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ef.evaluation._compare.render import BEST
-from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES, latex_table
-from ef.evaluation._compare.render_pairs import latex_escape as _latex_escape
-from ef.evaluation._compare.render_pairs import markdown_escape as _markdown_escape
+from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES
+from ef.evaluation._report.table import BEST, Figure
+from ef.evaluation._report.table import Cell as _Cell
+from ef.evaluation._report.table import Table as _Table
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -49,6 +49,7 @@ __all__ = [
     "caption",
     "counted",
     "grid",
+    "suite_table",
     "to_latex",
     "to_markdown",
     "to_table",
@@ -149,38 +150,29 @@ def _header(report: SuiteReport) -> list[str]:
     return [f"{s} (baseline)" if s == report.baseline else s for s in report.systems]
 
 
+def suite_table(report: SuiteReport, digits: int = 4) -> _Table:
+    """The grid as a table with its caption, the average rows in a section of their own."""
+    rows: list[list[_Cell]] = [
+        [label, *(Figure(text, bold=best, mark=mark) for text, best, mark in cells)]
+        for label, cells in grid(report, digits)
+    ]
+    return _Table(
+        f"Suite: {report.metric}",
+        ["Dataset", *_header(report)],
+        rows,
+        caption=caption(report),
+        sections={len(report.datasets)},
+    )
+
+
 def to_markdown(report: SuiteReport, *, digits: int = 4) -> str:
     """The table in Markdown (GitHub's pipe tables), the caption below it."""
-    header = ["Dataset", *_header(report)]
-    lines = [
-        "| " + " | ".join(map(_markdown_escape, header)) + " |",
-        "| :--- |" + " ---: |" * len(report.systems),
-    ]
-    for label, cells in grid(report, digits):
-        shown = [f"**{text}**{mark}" if best else f"{text}{mark}" for text, best, mark in cells]
-        lines.append("| " + " | ".join([_markdown_escape(label), *shown]) + " |")
-    return "\n".join(lines) + f"\n\nTable: {caption(report)}\n"
-
-
-def _latex_mark(mark: str) -> str:
-    return {BETTER: r"$^\dagger$", WORSE: r"$^\ddagger$"}.get(mark, "")
+    return suite_table(report, digits).to_markdown()
 
 
 def to_latex(report: SuiteReport, *, digits: int = 4) -> str:
     """The table as a LaTeX ``table`` (booktabs), a rule above the average rows."""
-    header = " & ".join(map(_latex_escape, ["Dataset", *_header(report)]))
-    body: list[str] = []
-    for index, (label, cells) in enumerate(grid(report, digits)):
-        if index == len(report.datasets):
-            body.append(r"    \midrule")
-        shown = [
-            (rf"\textbf{{{text}}}" if best else _latex_escape(text)) + _latex_mark(mark)
-            for text, best, mark in cells
-        ]
-        body.append("    " + " & ".join([_latex_escape(label), *shown]) + r" \\")
-    table = latex_table(caption(report), len(report.systems), header, body)
-    # The shared escaping knows the dagger, not the double dagger.
-    return table.replace(WORSE, r"$^\ddagger$")
+    return suite_table(report, digits).to_latex()
 
 
 def to_table(report: SuiteReport, *, digits: int = 4, plain: bool = False) -> Table:
