@@ -74,8 +74,9 @@ from ef.evaluation._compare.render_pairs import (
     p_value_latex,
     p_value_markdown,
 )
-from ef.evaluation._report.table import BEST, Cell, Figure
+from ef.evaluation._report.table import Cell, Figure
 from ef.evaluation._report.table import Table as _Table
+from ef.evaluation._report.table_cells import BEST
 
 if TYPE_CHECKING:  # annotations only: the report's methods import this module
     from rich.table import Table
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # annotations only: the report's methods import this module
 __all__ = [
     "BEST",
     "caption",
+    "details_table",
     "means_table",
     "to_details_table",
     "to_latex",
@@ -193,13 +195,18 @@ def _label(report: ComparisonReport, system: str) -> str:
     return f"{system} (baseline)" if system == report.baseline else system
 
 
-def means_table(report: ComparisonReport, test: str, digits: int) -> _Table:
-    """The means as a table: a row per system (the baseline first), a column per metric."""
+def means_table(
+    report: ComparisonReport, test: str | None = None, digits: int = 4, *, plain: bool = False
+) -> _Table:
+    """The means as a table: a row per system (the baseline first), a column per metric; for
+    plain text (``plain``), the caption says the best are marked :data:`BEST`."""
+    test = _deciding_test(report, test)
     rows: list[list[Cell]] = [
         [_label(report, system), *cells]
         for system, cells in zip(report.systems, _grid(report, test, digits), strict=True)
     ]
-    return _Table("Means", ["System", *report.metrics], rows, caption=caption(report, test))
+    text = caption(report, test, best_mark=BEST if plain else None)
+    return _Table("Means", ["System", *report.metrics], rows, caption=text)
 
 
 def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
@@ -252,31 +259,55 @@ def to_table(
 
     The module's example shows it.
     """
-    from rich.table import Table
-    from rich.text import Text
-
-    test = _deciding_test(report, test)
-    text = caption(report, test, best_mark=BEST if plain else None)
-    # Rich wraps a caption to the table's width: widen a narrow table rather than let a
-    # caption run down the screen a word at a time.
-    table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
-    table.add_column("System")
-    for metric in report.metrics:
-        table.add_column(metric, justify="right", no_wrap=True)
-    for system, cells in zip(report.systems, _grid(report, test, digits), strict=True):
-        shown = [
-            Text(cell.text + (BEST if cell.bold and plain else ""), style="bold" * cell.bold)
-            + (f" {cell.mark}" if cell.lettered else cell.mark)
-            for cell in cells
-        ]
-        table.add_row(Text(_label(report, system)), *shown)
-    return table
+    return means_table(report, test, digits, plain=plain).to_rich(framed=True, plain=plain)
 
 
-def _number(value: float | None, digits: int) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:+.{digits}f}"
+def _number(value: float | None, digits: int) -> Figure:
+    return Figure("n/a" if value is None else f"{value:+.{digits}f}")
+
+
+def details_table(report: ComparisonReport, *, digits: int = 4) -> _Table:
+    """One row per comparison: difference, interval, effect, wins, adjusted p-values, and
+    the risk measures when they were computed."""
+    p_tests = [t for t in report.tests if t != "bootstrap"]
+    correction = report.correction and _CORRECTION_NAMES[report.correction]
+    against = f"the baseline ({report.baseline})" if report.baseline else "the system in Vs"
+    text = (
+        f"Differences from {against} over {report.n_queries} "
+        f"queries; p-values two-sided, {correction or 'uncorrected'}.{_left_out(report)}"
+    )
+    columns = ["System", *(["Vs"] if report.baseline is None else []), "Metric", "Δ mean"]
+    if "bootstrap" in report.tests:
+        columns.append(f"{report.confidence_level:.0%} CI")
+    columns += ["d", "W/T/L", *(f"p ({test})" for test in p_tests)]
+    if report.risk_alpha is not None:
+        columns += [f"URisk α={report.risk_alpha:g}", "TRisk", "GeoRisk"]
+    rows: list[list[Cell]] = []
+    for row in report.comparisons:
+        other = [] if report.baseline is not None else [row.baseline or ""]
+        cells: list[Cell] = [row.system, *other, row.metric, _number(row.difference, digits)]
+        if "bootstrap" in report.tests:
+            interval = row.confidence_interval
+            cells.append(
+                Figure("n/a")
+                if interval is None
+                else Figure(
+                    f"[{_number(interval[0], digits).text}, {_number(interval[1], digits).text}]"
+                )
+            )
+        cells.append(_number(row.effect_size, 2))
+        cells.append(Figure(f"{row.wins}/{row.ties}/{row.losses}"))
+        for test in p_tests:
+            marked = report.significant(row.system, row.metric, test, against=row.baseline)
+            p_value = format_p_value(row.adjusted_p_values[test])
+            cells.append(Figure(p_value, mark=_DAGGER if marked else ""))
+        if report.risk_alpha is not None:
+            reading = {"riskier": " (riskier)", "safer": " (safer)"}.get(row.risk_reading or "", "")
+            trisk = Figure(_number(row.trisk, 2).text + reading)
+            cells += [_number(row.urisk, digits), trisk]
+            cells.append(_number(report.georisk[row.system].get(row.metric), digits))
+        rows.append(cells)
+    return _Table("Differences", columns, rows, caption=text)
 
 
 def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
@@ -289,51 +320,4 @@ def to_details_table(report: ComparisonReport, *, digits: int = 4) -> Table:
 
     The module's example shows it.
     """
-    from rich.table import Table
-
-    p_tests = [t for t in report.tests if t != "bootstrap"]
-    correction = report.correction and _CORRECTION_NAMES[report.correction]
-    against = f"the baseline ({report.baseline})" if report.baseline else "the system in Vs"
-    table = Table(
-        caption=(
-            f"Differences from {against} over {report.n_queries} "
-            f"queries; p-values two-sided, {correction or 'uncorrected'}.{_left_out(report)}"
-        ),
-        caption_justify="left",
-    )
-    # Numbers never wrap (half an interval on each line reads as two numbers); names may.
-    table.add_column("System", overflow="fold")
-    if report.baseline is None:
-        table.add_column("Vs", overflow="fold")
-    table.add_column("Metric", overflow="fold")
-    table.add_column("Δ mean", justify="right", no_wrap=True)
-    if "bootstrap" in report.tests:
-        table.add_column(f"{report.confidence_level:.0%} CI", justify="right", no_wrap=True)
-    table.add_column("d", justify="right", no_wrap=True)
-    table.add_column("W/T/L", justify="right", no_wrap=True)
-    for test in p_tests:
-        table.add_column(f"p ({test})", justify="right", no_wrap=True)
-    if report.risk_alpha is not None:
-        for name in (f"URisk α={report.risk_alpha:g}", "TRisk", "GeoRisk"):
-            table.add_column(name, justify="right", no_wrap=True)
-    for row in report.comparisons:
-        other = [] if report.baseline is not None else [row.baseline or ""]
-        cells = [row.system, *other, row.metric, _number(row.difference, digits)]
-        if "bootstrap" in report.tests:
-            interval = row.confidence_interval
-            cells.append(
-                "n/a"
-                if interval is None
-                else f"[{_number(interval[0], digits)}, {_number(interval[1], digits)}]"
-            )
-        cells.append(_number(row.effect_size, 2))
-        cells.append(f"{row.wins}/{row.ties}/{row.losses}")
-        for test in p_tests:
-            marked = report.significant(row.system, row.metric, test, against=row.baseline)
-            cells.append(format_p_value(row.adjusted_p_values[test]) + (_DAGGER if marked else ""))
-        if report.risk_alpha is not None:
-            reading = {"riskier": " (riskier)", "safer": " (safer)"}.get(row.risk_reading or "", "")
-            cells += [_number(row.urisk, digits), _number(row.trisk, 2) + reading]
-            cells.append(_number(report.georisk[row.system].get(row.metric), digits))
-        table.add_row(*cells)
-    return table
+    return details_table(report, digits=digits).to_rich(framed=True)

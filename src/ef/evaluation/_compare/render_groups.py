@@ -23,7 +23,14 @@ if TYPE_CHECKING:  # annotations only: the report's methods import this module
 
     from ef.evaluation._compare.report import ComparisonReport
 
-__all__ = ["group_caption", "group_correction", "group_markdown", "group_rows", "group_table"]
+__all__ = [
+    "group_caption",
+    "group_correction",
+    "group_markdown",
+    "group_rows",
+    "group_table",
+    "groups_table",
+]
 
 
 def group_rows(report: ComparisonReport, test: str, digits: int) -> list[list[str]]:
@@ -67,34 +74,27 @@ def group_caption(report: ComparisonReport, test: str) -> str:
     )
 
 
-def group_markdown(report: ComparisonReport, test: str, digits: int = 4) -> str:
-    """The per-group table in Markdown with its ``Table:`` caption (empty without groups)."""
-    if not report.group_counts:
-        return ""
+def groups_table(report: ComparisonReport, test: str | None = None, digits: int = 4) -> _Table:
+    """The per-group table: a row per group and system, with its caption."""
+    test = report.tests[0] if test is None else test
     rows: list[list[Cell]] = [
         [group, int(count), system, *(None if cell == "-" else Figure(cell) for cell in cells)]
         for group, count, system, *cells in group_rows(report, test, digits)
     ]
     header = ["Group", "Queries", "System", *report.metrics]
-    table = _Table("Query groups", header, rows, caption=group_caption(report, test))
-    return table.to_markdown()
+    return _Table("Query groups", header, rows, caption=group_caption(report, test))
+
+
+def group_markdown(report: ComparisonReport, test: str, digits: int = 4) -> str:
+    """The per-group table in Markdown with its ``Table:`` caption (empty without groups)."""
+    if not report.group_counts:
+        return ""
+    return groups_table(report, test, digits).to_markdown()
 
 
 def group_table(report: ComparisonReport, test: str | None = None, digits: int = 4) -> Table:
     """The per-group table for the terminal (rich)."""
-    from rich.table import Table
-
-    test = report.tests[0] if test is None else test
-    text = group_caption(report, test)
-    table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
-    table.add_column("Group")
-    table.add_column("Queries", justify="right")
-    table.add_column("System")
-    for metric in report.metrics:
-        table.add_column(metric, justify="right", no_wrap=True)
-    for row in group_rows(report, test, digits):
-        table.add_row(*row)
-    return table
+    return groups_table(report, test, digits).to_rich(framed=True)
 
 
 def group_correction(report: ComparisonReport) -> str | None:

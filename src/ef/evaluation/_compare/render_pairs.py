@@ -155,13 +155,4 @@ def p_value_latex(report: ComparisonReport, metric: str, test: str | None = None
 
 def p_value_table(report: ComparisonReport, metric: str, test: str | None = None) -> Table:
     """The square table of adjusted p-values of ``metric`` for the terminal (rich)."""
-    from rich.table import Table
-
-    test = _p_test(report, test)
-    table = Table(caption=p_value_caption(report, metric, test), caption_justify="left")
-    table.add_column(metric, overflow="fold")
-    for system in report.systems:
-        table.add_column(system, justify="right", no_wrap=True)
-    for system, cells in zip(report.systems, _cells(report, metric, test), strict=True):
-        table.add_row(system, *cells)
-    return table
+    return p_values(report, metric, test).to_rich(framed=True)

@@ -11,51 +11,29 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import attrs
+
+from ef.evaluation._report.table_cells import (
+    BEST,
+    MISSING,
+    Cell,
+    Figure,
+    format_cell,
+    latex_cell,
+    latex_escaped,
+    markdown_cell,
+    markdown_escaped,
+    plain_mark,
+)
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
-__all__ = ["BEST", "Cell", "Figure", "Table", "format_cell", "latex_escaped", "markdown_escaped"]
+__all__ = ["Cell", "Figure", "Table", "format_cell"]
 
-# What a terminal shows for a missing value (a metric that did not apply).
-_MISSING = "-"
-
-
-BEST = "★"
-"""The mark of a bold figure in plain text, where bold would be lost."""
-
-
-@attrs.frozen
-class Figure:
-    """A number already written out with its marks (``0.6667★†``, ``+0.2500``, ``< 0.0001``):
-    laid out as a number is (right-aligned, never wrapped), shown as written.
-
-    A figure may be the best of its row or column (``bold``: bold where a format has it,
-    :data:`BEST` after it in plain text) and carry a ``mark`` after it: a symbol (``†``,
-    ``‡``) written as each format writes that symbol, or letters (group letters) written as a
-    superscript (after a space in plain text).
-
-    >>> best = Figure("0.5", bold=True, mark="ab")
-    >>> Table("t", ["ndcg@10"], [[Figure("0.6667†")], [best]]).texts()
-    [['0.6667†'], ['0.5★ ab']]
-    """
-
-    text: str
-    bold: bool = attrs.field(default=False, kw_only=True)
-    mark: str = attrs.field(default="", kw_only=True)
-
-    @property
-    def lettered(self) -> bool:
-        """Whether the mark is letters (a superscript) rather than a symbol."""
-        return self.mark[:1].isalnum()
-
-
-Cell: TypeAlias = str | int | float | Figure | None
-"""A table cell: text, a count, a metric value, a written-out number, or nothing (a metric
-that did not apply)."""
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def _cell_tuple(values: Iterable[str]) -> tuple[str, ...]:
@@ -70,78 +48,11 @@ def _row_tuple(rows: Iterable[Iterable[Cell]]) -> tuple[tuple[Cell, ...], ...]:
     return tuple(tuple(row) for row in rows)
 
 
-def format_cell(value: Cell, *, missing: str = "") -> str:
-    """A cell as text: numbers with 4 decimals, counts as they are, ``missing`` for None.
-
-    >>> format_cell(0.630929753), format_cell(12), format_cell(None, missing="-")
-    ('0.6309', '12', '-')
-    """
-    if value is None:
-        return missing
-    if isinstance(value, Figure):
-        mark = f" {value.mark}" if value.lettered else value.mark
-        return value.text + (BEST if value.bold else "") + mark
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
-_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def markdown_escaped(text: str) -> str:
-    r"""``text`` for a Markdown table cell or caption: a backslash, ``|`` and a line break
-    escaped (``\\``, ``\|``, ``<br>``) and a space at either end kept (``&#32;``), since a
-    cell is trimmed; any other Markdown in it is its own.
-
-    >>> print(markdown_escaped(" a|b\\"))
-    &#32;a\|b\\
-    """
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
-    start = len(text) - len(text.lstrip(" "))
-    end = len(text) - len(text.rstrip(" ")) if start < len(text) else 0
-    return "&#32;" * start + text[start : len(text) - end] + "&#32;" * end
-
-
-_LATEX_ESCAPES = str.maketrans(
-    {
-        # LaTeX's ten special characters.
-        "\\": r"\textbackslash{}",
-        "&": r"\&",
-        "%": r"\%",
-        "$": r"\$",
-        "#": r"\#",
-        "_": r"\_",
-        "{": r"\{",
-        "}": r"\}",
-        "~": r"\textasciitilde{}",
-        "^": r"\textasciicircum{}",
-        # What pdfLaTeX's default fonts lack or print as another character.
-        "<": r"$<$",
-        ">": r"$>$",
-        "α": r"$\alpha$",
-        "†": r"$^\dagger$",
-        "‡": r"$^\ddagger$",
-        "–": "--",
-    }
-)
-
-
-def latex_escaped(text: str) -> str:
-    r"""``text`` for LaTeX: its ten special characters escaped, and ``<``, ``>``, ``α``,
-    ``†``, ``‡`` and ``–``, which its default fonts lack, written in LaTeX.
-
-    >>> print(latex_escaped("50% of a_b < 1 †"))
-    50\% of a\_b $<$ 1 $^\dagger$
-    """
-    return text.translate(_LATEX_ESCAPES)
-
-
 @attrs.frozen
 class Table:
     """Rows under named columns, with a title saying what was measured, and its writers:
-    :meth:`to_text` and :meth:`to_rich` for a terminal, :meth:`to_markdown`, :meth:`to_csv`,
-    :meth:`to_tsv`.
+    :meth:`to_text` and :meth:`to_rich` for a terminal, :meth:`to_markdown`, :meth:`to_latex`,
+    :meth:`to_csv`, :meth:`to_tsv`.
 
     A number (an ``int``, a ``float`` shown with 4 decimals, or a :class:`Figure`) is laid
     out as one: a column of numbers is right-aligned and never wrapped.
@@ -185,12 +96,25 @@ class Table:
         """
         return [[format_cell(cell, missing=missing) for cell in row] for row in self.rows]
 
+    def _shown(self) -> list[list[str]]:
+        """Each row's cells as a terminal shows them, a missing value as ``-``, the marks
+        after a column's figures (★, †, letters) padded to one width, so that the digits of a
+        right-aligned column line up."""
+        texts = self.texts(missing=MISSING)
+        for i in range(len(self.columns)):
+            if not self.numeric(i):
+                continue
+            marks = [len(plain_mark(row[i])) for row in self.rows]
+            for row, mark in zip(texts, marks, strict=True):
+                row[i] += " " * (max(marks) - mark)
+        return texts
+
     def widths(self) -> list[int]:
         """Each column's width in terminal cells: its name's or its widest cell's line, a
         missing value shown as ``-``."""
         from rich.cells import cell_len
 
-        texts = [list(self.columns), *self.texts(missing=_MISSING)]
+        texts = [list(self.columns), *self._shown()]
         return [
             max(cell_len(line) for row in texts for line in row[i].split("\n"))
             for i in range(len(self.columns))
@@ -205,7 +129,7 @@ class Table:
         """
         from rich.cells import cell_len
 
-        texts = [list(self.columns), *self.texts(missing=_MISSING)]
+        texts = [list(self.columns), *self._shown()]
         return [
             width
             if self.numeric(i)
@@ -222,13 +146,22 @@ class Table:
         # One space of padding either side of each cell, one separator between and around.
         return sum(self.widths()) + 3 * len(self.columns) + 1
 
-    def to_rich(self) -> RichTable:
-        """The table drawn by rich, numbers flush right and never wrapped, text folded."""
+    def to_rich(self, *, framed: bool = False, plain: bool = True) -> RichTable:
+        """The table drawn by rich, numbers flush right and never wrapped, text folded.
+
+        :param framed: drawn as a report shows itself on a console, in rich's own frame with
+            the caption under it; otherwise as ``ef-eval`` prints a table, under a rule, the
+            marks after a column's numbers lined up.
+        :param plain: framed, a bold figure is also followed by :data:`BEST`, for text that
+            loses bold (unframed, it always is).
+        """
         from rich import box
         from rich.cells import cell_len
         from rich.table import Table as RichTable
         from rich.text import Text
 
+        if framed:
+            return self._framed(plain)
         rich_table = RichTable(box=box.SIMPLE_HEAD)
         widths = self.widths()
         numeric = [self.numeric(i) for i in range(len(self.columns))]
@@ -238,7 +171,7 @@ class Table:
                 rich_table.add_column(name, justify="right", no_wrap=True, min_width=widths[i])
             else:
                 rich_table.add_column(name, overflow="fold")
-        for index, row in enumerate(self.texts(missing=_MISSING)):
+        for index, row in enumerate(self._shown()):
             # A number is set flush right by hand: rich's right alignment would drop the
             # spaces that keep a column's digits in line when some values carry marks.
             rich_table.add_row(
@@ -247,6 +180,35 @@ class Table:
                     if numeric[i]
                     else cell
                     for i, cell in enumerate(row)
+                ),
+                end_section=index + 1 in self.sections,
+            )
+        return rich_table
+
+    def _framed(self, plain: bool) -> RichTable:
+        from rich.table import Table as RichTable
+        from rich.text import Text
+
+        # Rich wraps a caption to the table's width: a narrow table is widened rather than
+        # let its caption run down the screen a word at a time.
+        width = min(len(self.caption) // 3, 80) if self.caption else None
+        rich_table = RichTable(
+            caption=self.caption or None, caption_justify="left", min_width=width
+        )
+        numeric = [self.numeric(i) for i in range(len(self.columns))]
+        for i, name in enumerate(self.columns):
+            if numeric[i]:
+                rich_table.add_column(name, justify="right", no_wrap=True)
+            else:
+                rich_table.add_column(name, overflow="fold")
+        for index, row in enumerate(self.rows):
+            rich_table.add_row(
+                *(
+                    Text(cell.text + BEST * (cell.bold and plain), style="bold" * cell.bold)
+                    + plain_mark(attrs.evolve(cell, bold=False))
+                    if isinstance(cell, Figure)
+                    else Text(format_cell(cell, missing=MISSING))
+                    for cell in row
                 ),
                 end_section=index + 1 in self.sections,
             )
@@ -327,7 +289,7 @@ class Table:
         text = ":---" if self.caption else "---"
         rule = ["---:" if self.numeric(i) else text for i in range(len(self.columns))]
         lines = [map(markdown_escaped, self.columns), rule]
-        lines += [map(_markdown_cell, row) for row in self.rows]
+        lines += [map(markdown_cell, row) for row in self.rows]
         table = "".join(f"| {' | '.join(line)} |\n" for line in lines)
         return table + (f"\nTable: {markdown_escaped(self.caption)}\n" if self.caption else "")
 
@@ -362,7 +324,7 @@ class Table:
         for index, row in enumerate(self.rows):
             if index in self.sections:
                 lines.append(r"    \midrule")
-            lines.append(f"    {' & '.join(map(_latex_cell, row))} \\\\")
+            lines.append(f"    {' & '.join(map(latex_cell, row))} \\\\")
         return "\n".join([*lines, r"    \bottomrule", r"  \end{tabular}", r"\end{table}", ""])
 
     def to_csv(self) -> str:
@@ -385,19 +347,3 @@ class Table:
         """
         lines = [self.columns, *self.texts()]
         return "".join("\t".join(c.translate(_TSV_ESCAPES) for c in line) + "\n" for line in lines)
-
-
-def _markdown_cell(cell: Cell) -> str:
-    if not isinstance(cell, Figure):
-        return markdown_escaped(format_cell(cell, missing=_MISSING))
-    text, mark = markdown_escaped(cell.text), markdown_escaped(cell.mark)
-    mark = f"<sup>{mark}</sup>" if cell.lettered else mark
-    return (f"**{text}**" if cell.bold else text) + mark
-
-
-def _latex_cell(cell: Cell) -> str:
-    if not isinstance(cell, Figure):
-        return latex_escaped(format_cell(cell, missing=_MISSING))
-    text, mark = latex_escaped(cell.text), latex_escaped(cell.mark)
-    mark = rf"$^{{\mathrm{{{mark}}}}}$" if cell.lettered else mark
-    return (rf"\textbf{{{text}}}" if cell.bold else text) + mark

@@ -34,9 +34,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ef.evaluation._compare.render_pairs import CORRECTION_NAMES, TEST_NAMES
-from ef.evaluation._report.table import BEST, Figure
 from ef.evaluation._report.table import Cell as _Cell
+from ef.evaluation._report.table import Figure
 from ef.evaluation._report.table import Table as _Table
+from ef.evaluation._report.table_cells import BEST
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -150,8 +151,9 @@ def _header(report: SuiteReport) -> list[str]:
     return [f"{s} (baseline)" if s == report.baseline else s for s in report.systems]
 
 
-def suite_table(report: SuiteReport, digits: int = 4) -> _Table:
-    """The grid as a table with its caption, the average rows in a section of their own."""
+def suite_table(report: SuiteReport, digits: int = 4, *, plain: bool = False) -> _Table:
+    """The grid as a table with its caption, the average rows in a section of their own; for
+    plain text (``plain``), the caption says the best are marked ``★``."""
     rows: list[list[_Cell]] = [
         [label, *(Figure(text, bold=best, mark=mark) for text, best, mark in cells)]
         for label, cells in grid(report, digits)
@@ -160,7 +162,7 @@ def suite_table(report: SuiteReport, digits: int = 4) -> _Table:
         f"Suite: {report.metric}",
         ["Dataset", *_header(report)],
         rows,
-        caption=caption(report),
+        caption=caption(report, best_mark=BEST if plain else None),
         sections={len(report.datasets)},
     )
 
@@ -181,18 +183,4 @@ def to_table(report: SuiteReport, *, digits: int = 4, plain: bool = False) -> Ta
     :param plain: for text without styles (a pipe, a file): the best values are marked
         with ``★`` (``0.5000★``) and the caption says so, since bold would be lost.
     """
-    from rich.table import Table
-    from rich.text import Text
-
-    text = caption(report, best_mark=BEST if plain else None)
-    table = Table(caption=text, caption_justify="left", min_width=min(len(text) // 3, 80))
-    table.add_column("Dataset")
-    for name in _header(report):
-        table.add_column(name, justify="right", no_wrap=True)
-    for index, (label, cells) in enumerate(grid(report, digits)):
-        shown = [
-            Text(value + (BEST if best and plain else ""), style="bold" if best else "") + mark
-            for value, best, mark in cells
-        ]
-        table.add_row(Text(label), *shown, end_section=index == len(report.datasets) - 1)
-    return table
+    return suite_table(report, digits, plain=plain).to_rich(framed=True, plain=plain)
