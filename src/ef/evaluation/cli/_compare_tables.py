@@ -15,8 +15,6 @@ must not print as 0.0000.
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import IO, TYPE_CHECKING, Any
 
 from ef.evaluation.extending import Table
@@ -100,17 +98,18 @@ def comparison_columns(report: ComparisonReport) -> tuple[list[str], list[list[A
 
 def comparison_csv(report: ComparisonReport) -> str:
     """:func:`comparison_columns` as CSV, numbers at full precision, nothing as empty."""
-    columns, rows = comparison_columns(report)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
-    return buffer.getvalue()
+    return _full_precision(report).to_csv()
 
 
 def comparison_tsv(report: ComparisonReport) -> str:
     """:func:`comparison_columns` as tab-separated values (escaped as
     :meth:`~ef.evaluation.extending.Table.to_tsv` escapes), numbers at full precision."""
+    return _full_precision(report).to_tsv()
+
+
+def _full_precision(report: ComparisonReport) -> Table:
+    """:func:`comparison_columns` as a table of text: each number as Python writes it (a
+    table's own writers would round it to 4 decimals), nothing as empty."""
     columns, rows = comparison_columns(report)
     texts = [["" if cell is None else str(cell) for cell in row] for row in rows]
-    return Table("", columns, texts).to_tsv()
+    return Table("", columns, texts)

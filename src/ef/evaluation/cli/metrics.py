@@ -88,18 +88,16 @@ def docs_table(rows: list[dict[str, Any]]) -> str:
     | --- | --- | --- | --- | --- | --- |
     | `ERR` | `ERR@20` |  | expected reciprocal rank | mean | gdeval |
     """
-    lines = [
-        "| measure | notations | parameters | definition | aggregation | source |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for row in rows:
-        cells = (
+    columns = ["measure", "notations", "parameters", "definition", "aggregation", "source"]
+    cells = [
+        [
             f"`{row['name']}`",
             _code(row["notations"]),
             "; ".join(row["parameters"]),
             row["description"],
             row["aggregation"],
             row["source"],
-        )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    return "\n".join(lines)
+        ]
+        for row in rows
+    ]
+    return Table("Measures", columns, cells).to_markdown().rstrip("\n")
