@@ -61,14 +61,14 @@ def suite_page(
     for index, (label, cells) in enumerate(grid(report)):
         dataset = report.datasets[index] if index < len(report.datasets) else None
         shown = []
-        for system, (text, best, mark) in zip(report.systems, cells, strict=True):
+        for system, cell in zip(report.systems, cells, strict=True):
             linked = (
                 cells_folder is not None
                 and dataset is not None
                 and system in report.cells.get(dataset, {})
             )
             link = _cell_link(cells_folder, dataset, system) if linked else None  # type: ignore[arg-type]
-            shown.append({"text": text, "best": best, "mark": mark, "link": link})
+            shown.append({"text": cell.text, "best": cell.bold, "mark": cell.mark, "link": link})
         rows.append({"label": label, "average": dataset is None, "cells": shown})
     header = [f"{s} (baseline)" if s == report.baseline else s for s in report.systems]
     systems = counted(len(report.systems), "system")

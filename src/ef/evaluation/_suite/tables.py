@@ -61,15 +61,12 @@ BETTER = "†"
 WORSE = "‡"
 """The mark of a value significantly worse than the baseline's on its dataset."""
 
-Cell = tuple[str, bool, str]
-"""One shown cell: the text, whether it is the row's best, and its mark (``""``, † or ‡)."""
 
-
-def _row(values: Sequence[float | None], marks: Sequence[str], digits: int) -> list[Cell]:
+def _row(values: Sequence[float | None], marks: Sequence[str], digits: int) -> list[Figure]:
     present = [v for v in values if v is not None]
     top = max(present, default=None)
     return [
-        ("—" if v is None else f"{v:.{digits}f}", v is not None and v == top, mark)
+        Figure("—" if v is None else f"{v:.{digits}f}", bold=v is not None and v == top, mark=mark)
         for v, mark in zip(values, marks, strict=True)
     ]
 
@@ -87,9 +84,10 @@ def _n_queries(report: SuiteReport) -> int:
     return sum(next(iter(row.values())).n_queries for row in report.cells.values() if len(row) > 0)
 
 
-def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Cell]]]:
-    """The table's rows, each a label and one :data:`Cell` per system."""
-    rows: list[tuple[str, list[Cell]]] = []
+def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Figure]]]:
+    """The table's rows, each a label and one figure per system: bold the row's best, marked
+    :data:`BETTER` or :data:`WORSE`."""
+    rows: list[tuple[str, list[Figure]]] = []
     for dataset in report.datasets:
         values = [report.value(dataset, s) for s in report.systems]
         marks = [
@@ -105,12 +103,10 @@ def grid(report: SuiteReport, digits: int = 4) -> list[tuple[str, list[Cell]]]:
         rows.append((label, _row(values, none, digits)))
     if report.baseline is not None:
         counts = [
-            ("baseline", False, "")
-            if s == report.baseline
-            else (
-                f"{report.significant_wins.get(s, 0)} / {report.significant_losses.get(s, 0)}",
-                False,
-                "",
+            Figure(
+                "baseline"
+                if s == report.baseline
+                else f"{report.significant_wins.get(s, 0)} / {report.significant_losses.get(s, 0)}"
             )
             for s in report.systems
         ]
@@ -154,10 +150,7 @@ def _header(report: SuiteReport) -> list[str]:
 def suite_table(report: SuiteReport, digits: int = 4, *, plain: bool = False) -> _Table:
     """The grid as a table with its caption, the average rows in a section of their own; for
     plain text (``plain``), the caption says the best are marked ``★``."""
-    rows: list[list[_Cell]] = [
-        [label, *(Figure(text, bold=best, mark=mark) for text, best, mark in cells)]
-        for label, cells in grid(report, digits)
-    ]
+    rows: list[list[_Cell]] = [[label, *cells] for label, cells in grid(report, digits)]
     return _Table(
         f"Suite: {report.metric}",
         ["Dataset", *_header(report)],
