@@ -229,15 +229,9 @@ def to_markdown(report: ComparisonReport, *, test: str | None = None, digits: in
 
 
 def to_latex(report: ComparisonReport, *, test: str | None = None, digits: int = 4) -> str:
-    """A LaTeX ``table`` environment with a ``\\caption`` (needs the ``booktabs`` package).
-
-    :param report: the comparison.
-    :param test: the test whose results are marked; ``None`` means the report's first.
-    :param digits: decimals shown.
-    :raises ValueError: if ``test`` was not run.
-
-    The module's example shows it.
-    """
+    """The means, and without a baseline the p-values, as :func:`to_markdown` writes them,
+    in LaTeX ``table`` environments with a ``\\caption`` (they need the ``booktabs`` package).
+    The module's example shows it."""
     test = _deciding_test(report, test)
     pairs = ""
     if report.baseline is None and test != "bootstrap":

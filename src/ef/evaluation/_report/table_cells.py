@@ -3,6 +3,7 @@ with their marks (:class:`Figure`); Markdown's and LaTeX's escaping rules, one e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeAlias
 
 import attrs
@@ -128,17 +129,19 @@ def plain_mark(cell: Cell) -> str:
     return BEST * cell.bold + (f" {cell.mark}" if cell.lettered else cell.mark)
 
 
-def markdown_cell(cell: Cell) -> str:
+def _written(cell: Cell, escape: Callable[[str], str], bold: str, superscript: str) -> str:
     if not isinstance(cell, Figure):
-        return markdown_escaped(format_cell(cell, missing=MISSING))
-    text, mark = markdown_escaped(cell.text), markdown_escaped(cell.mark)
-    mark = f"<sup>{mark}</sup>" if cell.lettered else mark
-    return (f"**{text}**" if cell.bold else text) + mark
+        return escape(format_cell(cell, missing=MISSING))
+    text, mark = escape(cell.text), escape(cell.mark)
+    mark = superscript.format(mark) if cell.lettered else mark
+    return (bold.format(text) if cell.bold else text) + mark
+
+
+def markdown_cell(cell: Cell) -> str:
+    """A cell in Markdown: escaped, a bold figure ``**bold**``, letters ``<sup>ab</sup>``."""
+    return _written(cell, markdown_escaped, "**{}**", "<sup>{}</sup>")
 
 
 def latex_cell(cell: Cell) -> str:
-    if not isinstance(cell, Figure):
-        return latex_escaped(format_cell(cell, missing=MISSING))
-    text, mark = latex_escaped(cell.text), latex_escaped(cell.mark)
-    mark = rf"$^{{\mathrm{{{mark}}}}}$" if cell.lettered else mark
-    return (rf"\textbf{{{text}}}" if cell.bold else text) + mark
+    """A cell in LaTeX: escaped, a bold figure ``\textbf``, letters a superscript."""
+    return _written(cell, latex_escaped, r"\textbf{{{}}}", r"$^{{\mathrm{{{}}}}}$")
