@@ -60,7 +60,6 @@ BELOW = (
     "ef._dense_index",
     "ef._bert_numpy",
     "ef._progress",
-    "ef._index_progress",
 )
 ABOVE = ("ef._ef_eval",)
 MAX_LINES = 400

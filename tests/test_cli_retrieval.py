@@ -26,6 +26,7 @@ from ef.evaluation import (
     write_beir,
 )
 from ef.evaluation._io.builtin_datasets import builtin_dataset_path
+from ef.evaluation._running.driver import queries_shown as progress_bar
 from ef.evaluation.cli import demo, retrieval
 from ef.evaluation.cli._common import EXIT_USAGE, ArgumentParser, CliError
 from ef.source_manager import ingest
@@ -286,7 +287,7 @@ def test_a_url_is_queried_over_http(
 def test_the_progress_bar_shows_rate_failures_and_the_running_metric() -> None:
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=120, color_system=None)
-    with retrieval.progress_bar(show=True, console=console) as update:
+    with progress_bar(show=True, console=console) as update:
         assert update is not None
         update(Progress(3, 10, 1, 0.5, "ndcg@10", 1.5))
     text = stream.getvalue()
@@ -295,7 +296,7 @@ def test_the_progress_bar_shows_rate_failures_and_the_running_metric() -> None:
 
 
 def test_no_progress_bar_when_not_shown() -> None:
-    with retrieval.progress_bar(show=False) as update:
+    with progress_bar(show=False) as update:
         assert update is None
 
 

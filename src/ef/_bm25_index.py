@@ -9,8 +9,8 @@ from typing import Any
 
 from ef._encoding import require
 from ef._index_files import damaged, load_npy
-from ef._index_progress import IndexProgressArg, StageReporter
 from ef._index_store import StoredIndex
+from ef._progress import IndexProgressArg, StageReporter
 from ef._segment_index import SegmentIndex
 from ef.segments import Segment
 
@@ -106,7 +106,7 @@ class Bm25Index(SegmentIndex):
     :param segments: what to index.
     :param name: how the index describes itself in ``retriever_id``.
     :param progress: ``True`` to show the work on standard error, or a callback receiving
-        :class:`~ef._index_progress.IndexProgress` values.
+        :class:`~ef.source_manager.IndexProgress` values.
     :raises ImportError: naming the ``bm25`` extra when ``bm25s`` or PyStemmer is missing.
 
     >>> index = Bm25Index([Segment("d1", "sorting a list"), Segment("d2", "reading files")])

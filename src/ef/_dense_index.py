@@ -9,8 +9,8 @@ from typing import Any
 
 from ef._encoding import DEFAULT_BATCH_SIZE, encode_texts, load_model, model_fingerprint, require
 from ef._index_files import damaged, load_npy
-from ef._index_progress import IndexProgressArg, StageReporter
 from ef._index_store import MANIFEST, StoredIndex
+from ef._progress import IndexProgressArg, StageReporter
 from ef._segment_index import SegmentIndex
 from ef.segments import Segment
 
@@ -39,7 +39,7 @@ class DenseIndex(SegmentIndex):
         available (see :func:`~ef._encoding.choose_device`); ignored for a loaded model.
     :param dtype: ``"float32"``, or ``"float16"`` to halve the memory (it changes scores).
     :param progress: ``True`` to show the encoding on standard error, or a callback receiving
-        :class:`~ef._index_progress.IndexProgress` values.
+        :class:`~ef.source_manager.IndexProgress` values.
     :raises ImportError: naming the ``dense`` extra when sentence-transformers is missing.
     :raises OSError: when the model cannot be loaded; the message says how to get it.
     :raises ValueError: for a bad ``batch_size``, ``dtype`` or ``device``.

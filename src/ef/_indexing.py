@@ -22,8 +22,8 @@ from typing import Any
 from ef._bm25_index import BM25_PROTOCOL, Bm25Index
 from ef._dense_index import DenseIndex
 from ef._encoding import DEFAULT_BATCH_SIZE, load_model, model_fingerprint, resolve_model
-from ef._index_progress import IndexProgressArg
 from ef._index_store import MANIFEST, check_target, read_index_dir, read_manifest, saved_at
+from ef._progress import IndexProgressArg
 from ef._segmenting import (
     segment_corpus,
     segment_document,

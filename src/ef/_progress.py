@@ -1,12 +1,17 @@
 """Progress shown to a person: a bar on a terminal, a plain line every few seconds elsewhere.
 
 Long work — encoding a corpus, evaluating thousands of queries — must say where it stands in a
-CI log or a file as well as on a terminal. On a terminal a rich bar is drawn on standard error;
-anywhere else one line goes to standard error every ``EF_PROGRESS_INTERVAL`` seconds (10 by
-default) — done/total, rate and time left — and a closing line when the work took long enough
-to have printed one. Work that ends within the interval prints nothing. A line is due every
-interval of wall time even while no unit finishes (a model loading, one long batch): a
-heartbeat thread writes the last known state when the work itself has not.
+CI log or a file as well as on a terminal. On a terminal a :mod:`rich.progress` bar is drawn on
+standard error. Anywhere else rich would draw nothing until the work ends, so one plain line goes
+to standard error every ``EF_PROGRESS_INTERVAL`` seconds (10 by default) — done/total, rate and
+time left — and a closing line when the work took long enough to have printed one. Work that ends
+within the interval prints nothing. A line is due every interval of wall time even while no unit
+finishes (a model loading, one long batch): a heartbeat thread writes the last known state when
+the work itself has not.
+
+Every ``progress=`` argument (indexing's, the evaluations') goes through :func:`shown`: ``True``
+is a :class:`ProgressDisplay`, a callable receives the caller's values (:class:`IndexProgress`
+for each stage of indexing, reported by :class:`StageReporter`).
 """
 
 from __future__ import annotations
@@ -18,9 +23,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, TextIO, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
-__all__ = ["DEFAULT_INTERVAL", "ProgressDisplay", "as_callback", "format_seconds"]
+import attrs
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "IndexProgress",
+    "IndexProgressArg",
+    "ProgressDisplay",
+    "StageReporter",
+    "format_seconds",
+    "shown",
+]
 
 DEFAULT_INTERVAL = 10.0
 """Seconds between two plain progress lines, unless ``EF_PROGRESS_INTERVAL`` says otherwise."""
@@ -67,6 +85,10 @@ class ProgressDisplay:
     :param clock: a monotonic clock, in seconds.
     :param heartbeat: write plain lines every ``interval`` from a background thread too, while
         nothing is reported (the default; off for a test driving :meth:`tick` itself).
+    :param bar_unit: ``unit`` as the bar's rate spells it, shorter to fit beside the other
+        columns (``"q"`` for queries); ``unit`` by default.
+    :param console: the rich console to draw on instead of one on ``stream``; by default a bar
+        when it is a terminal.
     :raises ValueError: when ``EF_PROGRESS_INTERVAL`` is not a number of seconds >= 0.
 
     >>> import io
@@ -91,10 +113,13 @@ class ProgressDisplay:
         terminal: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         heartbeat: bool = True,
+        bar_unit: str | None = None,
+        console: Console | None = None,
     ) -> None:
         self.label = label
         self.unit = unit
-        self._stream = stream if stream is not None else sys.stderr
+        self._bar_unit = bar_unit or unit
+        self._stream: IO[str] = console.file if console is not None else stream or sys.stderr
         self._interval = _interval_from_environment() if interval is None else interval
         self._clock = clock
         self._started = clock()
@@ -104,8 +129,8 @@ class ProgressDisplay:
         self._total: int | None = None
         if terminal is None:
             isatty = getattr(self._stream, "isatty", None)
-            terminal = bool(isatty and isatty())
-        self._bar: Any = self._start_bar() if terminal else None
+            terminal = console.is_terminal if console is not None else bool(isatty and isatty())
+        self._bar: Any = self._start_bar(console) if terminal else None
         self._lock = threading.Lock()
         self._note = ""
         self._stopped = threading.Event()
@@ -127,7 +152,7 @@ class ProgressDisplay:
             if self._bar is None and not self._stopped.is_set():
                 self._line_if_due(self._clock())
 
-    def _start_bar(self) -> Any:
+    def _start_bar(self, console: Console | None) -> Any:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -139,54 +164,59 @@ class ProgressDisplay:
         )
 
         bar = Progress(
-            TextColumn(self.label),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.fields[note]}"),
-            console=Console(file=self._stream),
-            transient=False,
+            console=console or Console(file=self._stream),
         )
         self._task = bar.add_task(self.label, total=None, rate="", note="")
         bar.start()
         return bar
 
-    def update(self, done: int, total: int | None = None, *, note: str = "") -> None:
-        """Record that ``done`` of ``total`` are finished; ``note`` is shown beside."""
-        self._done, self._total = done, total
+    def update(
+        self, done: int, total: int | None = None, *, note: str = "", elapsed: float | None = None
+    ) -> None:
+        """Record that ``done`` of ``total`` are finished; ``note`` is shown beside.
+
+        :param elapsed: the seconds the work has taken as its caller measures them, for the
+            rate; by default since the display began.
+        """
         now = self._clock()
-        elapsed = now - self._started
-        rate = done / elapsed if elapsed > 0 else 0.0
         if self._bar is not None:
+            self._done, self._total = done, total
+            rate = _rate(done, now - self._started if elapsed is None else elapsed)
             self._bar.update(
                 self._task,
                 completed=done,
                 total=total,
-                rate=f"{rate:.1f} {self.unit}/s",
+                rate=f"{rate:.1f} {self._bar_unit}/s",
                 note=note,
             )
             return
         with self._lock:
-            self._note = note
-            self._line_if_due(now)
+            self._done, self._total, self._note = done, total, note
+            self._line_if_due(now, elapsed)
 
-    def _line_if_due(self, now: float) -> None:
+    def _line_if_due(self, now: float, elapsed: float | None = None) -> None:
         if now - self._last_line < self._interval:
             return
         done, total = self._done, self._total
-        elapsed = now - self._started
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate = _rate(done, now - self._started if elapsed is None else elapsed)
         self._last_line = now
         self._lines += 1
-        counted = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
         share = f" ({done / total:.0%})" if total else ""
         left = ""
         if total is not None and rate > 0:
             left = f", {format_seconds((total - done) / rate)} left"
         extra = f", {self._note}" if self._note else ""
-        self._write(f"{counted} {self.unit}{share}, {rate:.1f} {self.unit}/s{left}{extra}")
+        self._write(f"{self._counted()} {self.unit}{share}, {rate:.1f} {self.unit}/s{left}{extra}")
+
+    def _counted(self) -> str:
+        return f"{self._done:,}/{self._total:,}" if self._total is not None else f"{self._done:,}"
 
     def _write(self, text: str) -> None:
         print(f"{self.label}: {text}", file=self._stream, flush=True)
@@ -204,10 +234,7 @@ class ProgressDisplay:
         if self._lines:
             elapsed = self._clock() - self._started
             rate = f" ({self._done / elapsed:.1f} {self.unit}/s)" if elapsed > 0 else ""
-            counted = (
-                f"{self._done:,}/{self._total:,}" if self._total is not None else f"{self._done:,}"
-            )
-            self._write(f"{counted} {self.unit} in {format_seconds(elapsed)}{rate}")
+            self._write(f"{self._counted()} {self.unit} in {format_seconds(elapsed)}{rate}")
             self._lines = 0
 
     def __enter__(self) -> ProgressDisplay:
@@ -222,34 +249,104 @@ class ProgressDisplay:
         self.close()
 
 
+def _rate(done: int, elapsed: float) -> float:
+    return done / elapsed if elapsed > 0 else 0.0
+
+
+def _check(progress: object) -> None:
+    """Refuse a ``progress=`` that is neither a flag, nor ``None``, nor a callable."""
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise TypeError(
+            f"progress must be True, False, None or a callable; got {type(progress).__name__}"
+        )
+
+
 @contextlib.contextmanager
-def as_callback(
+def shown(
     progress: bool | Callable[[T], None] | None,
     *,
     label: str,
     unit: str,
-    counts: Callable[[T], tuple[int, int | None, str]],
+    counts: Callable[[T], tuple[int, int | None, str, float]],
+    bar_unit: str | None = None,
+    console: Console | None = None,
 ) -> Iterator[Callable[[T], None] | None]:
     """The callback a ``progress=`` argument stands for, for as long as the block runs.
 
-    ``True`` is a :class:`ProgressDisplay` fed through ``counts`` (``(done, total, note)`` from
-    what the callback receives); a callable is itself; ``None`` and ``False`` are ``None``.
+    ``True`` is a :class:`ProgressDisplay` fed through ``counts`` (``(done, total, note,
+    elapsed)`` of what the callback receives); a callable is itself; ``None`` and ``False`` are
+    ``None``. ``bar_unit`` and ``console`` are the display's.
 
     :raises TypeError: for anything else.
     """
-    if progress is None or progress is False:
-        yield None
-    elif progress is True:
-        with ProgressDisplay(label, unit=unit) as display:
+    _check(progress)
+    if progress is True:
+        with ProgressDisplay(label, unit=unit, bar_unit=bar_unit, console=console) as display:
 
             def show(value: T) -> None:
-                done, total, note = counts(value)
-                display.update(done, total, note=note)
+                done, total, note, elapsed = counts(value)
+                display.update(done, total, note=note, elapsed=elapsed)
 
             yield show
-    elif callable(progress):
-        yield progress
     else:
-        raise TypeError(
-            f"progress must be True, False, None or a callable; got {type(progress).__name__}"
-        )
+        yield progress if callable(progress) else None
+
+
+@attrs.frozen
+class IndexProgress:
+    """Where one stage of indexing stands, handed to a ``progress`` callback.
+
+    :param stage: ``"tokenizing"``, ``"indexing"``, ``"encoding"``, ``"saving"`` or
+        ``"loading"``.
+    :param done: the units of this stage finished so far.
+    :param total: the units this stage has in all.
+    :param unit: what is counted: ``"segments"`` or ``"files"``.
+    :param elapsed: seconds since the stage began.
+
+    >>> IndexProgress("encoding", 64, 5183, "segments", 3.5).total
+    5183
+    """
+
+    stage: str
+    done: int
+    total: int
+    unit: str
+    elapsed: float
+
+
+IndexProgressArg = bool | Callable[[IndexProgress], None] | None
+"""What ``progress=`` accepts: ``True`` (a bar, or plain lines), a callback, or nothing."""
+
+
+class StageReporter:
+    """Reports each stage of building, saving or loading an index to ``progress``.
+
+    :param progress: ``True`` (show each stage on standard error), a callback receiving
+        :class:`IndexProgress` values, or ``None``/``False`` (nothing).
+    :param describe: what is being indexed with what, for the displayed label
+        (e.g. ``"with st:all-MiniLM-L6-v2"``).
+    :raises TypeError: for a ``progress`` of another kind.
+    """
+
+    def __init__(self, progress: IndexProgressArg, *, describe: str = "") -> None:
+        _check(progress)
+        self._progress = progress
+        self._describe = describe
+
+    @contextlib.contextmanager
+    def stage(self, stage: str, total: int, unit: str) -> Iterator[Callable[[int], None]]:
+        """A function ``advance(done)`` to call as the stage goes; it reports ``0`` at once."""
+        started = time.monotonic()
+        label = " ".join(filter(None, (stage, f"{total:,} {unit}", self._describe)))
+        with shown(self._progress, label=label, unit=unit, counts=_stage_counts) as callback:
+
+            def advance(done: int) -> None:
+                if callback is not None:
+                    callback(IndexProgress(stage, done, total, unit, time.monotonic() - started))
+
+            advance(0)
+            yield advance
+
+
+def _stage_counts(progress: IndexProgress) -> tuple[int, int, str, float]:
+    return progress.done, progress.total, "", progress.elapsed

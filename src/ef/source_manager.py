@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ef._index_progress import IndexProgress
+from ef._progress import IndexProgress
 from ef._search_types import SearchableCorpus, SearchHit
 
 if TYPE_CHECKING:

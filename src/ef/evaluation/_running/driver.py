@@ -10,13 +10,15 @@ below.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ef._progress import shown
 from ef.evaluation._exceptions import QueryError, UnusableResults
 from ef.evaluation._metric_names.resolve import resolve_names
 from ef.evaluation._report.reports import RetrievalEvalReport
@@ -35,13 +37,49 @@ from ef.evaluation._running.options import (
     query_failure,
 )
 from ef.evaluation._scoring.query_plan import QueryPlan, fingerprint
-from ef.evaluation._scoring.score_sheet import ScoreSheet
+from ef.evaluation._scoring.score_sheet import Progress, ScoreSheet
 from ef.evaluation._types import Qrels, Queries
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ef.evaluation._plugins.host import PluginHost
 
-__all__ = ["RetrieverRun", "describe_retriever", "plan_queries", "retriever_identity"]
+__all__ = [
+    "RetrieverRun",
+    "describe_retriever",
+    "plan_queries",
+    "progress_shown",
+    "queries_shown",
+    "retriever_identity",
+]
+
+
+@contextlib.contextmanager
+def progress_shown(options: EvaluationOptions) -> Iterator[EvaluationOptions]:
+    """``options`` with ``progress=True`` made a display of the queries done, while it runs.
+
+    A callback or ``None`` is kept as it is; the display is closed when the block ends.
+    """
+    with queries_shown(options.progress) as callback:
+        yield options if callback is options.progress else attrs.evolve(options, progress=callback)
+
+
+def queries_shown(
+    show: bool | Callable[[Progress], None] | None, *, console: Console | None = None
+) -> contextlib.AbstractContextManager[Callable[[Progress], None] | None]:
+    """The callback ``progress=show`` stands for: ``True`` shows the queries done out of the
+    total, queries per second, the failures and the running primary metric (``ndcg@10``)."""
+    return shown(
+        show, label="queries", unit="queries", counts=_counts, bar_unit="q", console=console
+    )
+
+
+def _counts(progress: Progress) -> tuple[int, int, str, float]:
+    notes = [f"{progress.failed} failed"] if progress.failed else []
+    if progress.primary is not None and progress.primary_name:
+        notes.append(f"{progress.primary_name} {progress.primary:.4f}")
+    return progress.done, progress.total, ", ".join(notes), progress.elapsed
 
 
 def plan_queries(

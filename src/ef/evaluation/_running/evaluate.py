@@ -19,7 +19,7 @@ from ef.evaluation._groups.query_groups import GroupsInput, QueryGroups
 from ef.evaluation._plugins import HOST
 from ef.evaluation._report.intervals import IntervalMethod, check_interval_options
 from ef.evaluation._report.reports import RetrievalEvalReport
-from ef.evaluation._running.driver import RetrieverRun
+from ef.evaluation._running.driver import RetrieverRun, progress_shown
 from ef.evaluation._running.loop import in_event_loop
 from ef.evaluation._running.options import (
     DEFAULT_K_VALUES,
@@ -27,7 +27,6 @@ from ef.evaluation._running.options import (
     EvaluationOptions,
     RunOptions,
 )
-from ef.evaluation._running.progress_display import progress_shown
 from ef.evaluation._running.resumed import say_resumed
 from ef.evaluation._running.run_scoring import score_run
 from ef.evaluation._running.saved_run import saved, saving_run
@@ -44,7 +43,6 @@ __all__ = [
     "evaluate_retrieval",
     "evaluate_retrieval_async",
     "evaluate_run",
-    "progress_shown",
 ]
 
 

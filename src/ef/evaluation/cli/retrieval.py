@@ -5,8 +5,8 @@ The dataset is anything a registered reader reads (a BEIR folder by default, or
 :mod:`ef.evaluation.cli._retrievers`); the evaluation is
 :func:`~ef.evaluation.evaluate_retrieval` with the runner's options as flags. On a terminal,
 progress bars on standard error show the indexing, then the queries done, the rate, the
-failures and the running NDCG@10 (:mod:`ef.evaluation.cli._progress`); anywhere else a plain
-line says the same every 10 s (``EF_PROGRESS_INTERVAL``). What the command writes — the
+failures and the running NDCG@10; anywhere else a plain line says the same every 10 s
+(``EF_PROGRESS_INTERVAL``): the library's ``progress=True``. What the command writes — the
 report, ``--save-run``, the failures — and what it keeps when a step fails is in
 :mod:`ef.evaluation.cli._retrieval_outputs`. This module is the command line and the handler.
 """
@@ -51,7 +51,6 @@ from ef.evaluation.cli._extensions import report_finished
 from ef.evaluation.cli._groups import add_groups_option, read_groups, report_table
 from ef.evaluation.cli._html import runs_html
 from ef.evaluation.cli._output import report_data
-from ef.evaluation.cli._progress import progress_bar, stderr_is_terminal
 from ef.evaluation.cli._retrieval_outputs import RunJournal, warn_failures
 from ef.evaluation.cli._retrievers import (
     RETRIEVER_FORMS,
@@ -63,7 +62,7 @@ from ef.evaluation.cli._retrievers import (
 if TYPE_CHECKING:
     from ef.evaluation.cli._common import Subparsers
 
-__all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "progress_bar", "resolve_retriever"]
+__all__ = ["RETRIEVER_FORMS", "add_parser", "handle", "resolve_retriever"]
 
 DESCRIPTION = """\
 Score a retriever on a dataset: a BEIR folder (corpus.jsonl, queries.jsonl, qrels) or a
@@ -210,7 +209,6 @@ def handle(args: argparse.Namespace) -> int:
     _check_folders(args)
     groups = read_groups(args)
     corpus, queries, qrels = read_dataset(source, reader=args.reader)
-    show = stderr_is_terminal() and not args.no_progress
     try:
         retriever = resolve_retriever(
             args.retriever,
@@ -227,9 +225,7 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(f"--index-dir: {error}", exit_code=EXIT_USAGE) from error
     options = retrieval_options(args)
     journal = RunJournal(args.journal, args.save_run, rankings=args.html is not None)
-    with journal.evaluating(), progress_bar(show=show) as bar, warnings.catch_warnings():
-        # Not a terminal: plain progress lines from the library, unless --no-progress.
-        progress = bar if show else not args.no_progress
+    with journal.evaluating(), warnings.catch_warnings():
         # The library's warning speaks of report.failures: the CLI says it in its own terms.
         warnings.simplefilter("ignore", IncompleteEvaluationWarning)
         report = evaluate_retrieval(
@@ -237,7 +233,7 @@ def handle(args: argparse.Namespace) -> int:
             qrels,
             queries,
             **options,
-            progress=progress,
+            progress=not args.no_progress,
             journal=journal.path,
             groups=groups,
         )
