@@ -17,6 +17,7 @@ from operator import mul, sub, truediv
 
 from ef.evaluation._fusion._entries import NormEntry
 from ef.evaluation._fusion._inputs import Ranking
+from ef.evaluation._scoring.aggregation import exact_unit_scale
 
 __all__ = [
     "BUILTIN_NORMALIZATIONS",
@@ -96,7 +97,7 @@ def _zmuv(ranking: Ranking) -> Ranking:
     # Scores larger than 1 in magnitude are first scaled down below 1 by a power of two, which
     # is exact: the numbers stay ranx's, and scores near the float limit (±1.7e308) overflow
     # neither their differences from the mean nor their squares.
-    scale = math.ldexp(1.0, -max(math.frexp(max(map(abs, ranking.values())))[1], 0))
+    scale = exact_unit_scale(ranking.values())
     scaled = ranking.copy()
     scaled.update(zip(ranking, map(mul, ranking.values(), repeat(scale)), strict=True))
     values = list(scaled.values())

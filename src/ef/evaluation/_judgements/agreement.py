@@ -30,6 +30,7 @@ from ef.evaluation._report.fields import (
     string,
 )
 from ef.evaluation._report.frozen import as_tuple
+from ef.evaluation._scoring.aggregation import exact_unit_scale
 
 __all__ = ["AGREEMENT_LEVELS", "JudgementAgreement", "judgement_agreement"]
 
@@ -130,7 +131,7 @@ def _distance(
     # α at these levels is the same when every grade is scaled alike: grades larger than 1 in
     # magnitude are scaled down below 1 by a power of two, which is exact, so a grade near the
     # float limit (1e308) overflows neither a difference, a sum nor a square.
-    scale = math.ldexp(1.0, -max(math.frexp(max(map(abs, domain)))[1], 0))
+    scale = exact_unit_scale(domain)
     if level == "interval":
         return lambda c, k: (c * scale - k * scale) ** 2
     return lambda c, k: (

@@ -155,11 +155,15 @@ class FieldsSeen:
 
     def first(self) -> str:
         """The first sample, with the keys it holds, for a message about them all."""
+        where, keys = self._first_keys()
+        return f"{where} holds {keys}"
+
+    def _first_keys(self) -> tuple[str, str]:
         if self._first is None:
-            return "no sample"
+            return "no sample", "no field"
         where, sample = self._first
         keys = ", ".join(repr(str(key)) for key in list(sample)[:8]) or "no field"
-        return f"{where} holds {keys}{', ...' if len(sample) > 8 else ''}"
+        return where, f"{keys}{', ...' if len(sample) > 8 else ''}"
 
     def check(self, coverage: Mapping[str, int]) -> None:
         """Refuse the first metric that applied to no sample while no sample holds its field.
@@ -178,7 +182,7 @@ class FieldsSeen:
         for name, missing in self.unfed().items():
             if coverage.get(name):
                 continue
-            where, _, keys = self.first().partition(" holds ")
+            where, keys = self._first_keys()
             raise ValueError(
                 f"{where}: metric {name!r} applies to no sample: it reads {_fields(missing)}, "
                 f"which no sample holds (this one holds {keys}); {_remedy(name, missing)}"

@@ -14,12 +14,19 @@ which would change the last digits between Python versions).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from operator import add
 from typing import Literal
 
-__all__ = ["AGGREGATIONS", "MIN_GEO_MEAN", "Aggregation", "aggregate", "applicable_means"]
+__all__ = [
+    "AGGREGATIONS",
+    "MIN_GEO_MEAN",
+    "Aggregation",
+    "aggregate",
+    "applicable_means",
+    "exact_unit_scale",
+]
 
 Aggregation = Literal["mean", "sum", "geometric"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "sum", "geometric")
@@ -67,3 +74,14 @@ def applicable_means(
                 values[name].append(value)
     means = {name: math.fsum(kept) / len(kept) for name, kept in values.items() if kept}
     return means, {name: len(kept) for name, kept in values.items()}
+
+
+def exact_unit_scale(values: Iterable[float]) -> float:
+    """The power of two that brings the largest magnitude of ``values`` below 1 (1.0 when it is
+    already): scaling by it is exact, so the scaled values' sums, differences and squares cannot
+    overflow even near the float limit (±1.7e308).
+
+    >>> exact_unit_scale([3.0, -0.5]), exact_unit_scale([0.5]), exact_unit_scale([1.7e308]) < 1
+    (0.25, 1.0, True)
+    """
+    return math.ldexp(1.0, -max(math.frexp(max(map(abs, values)))[1], 0))
